@@ -1,0 +1,67 @@
+import uuid
+
+from django.conf import settings
+from django.db import models
+
+from conversations.models import Message, Thread
+from organizations.models import Organization
+
+
+class Turn(models.Model):
+    """One run of the assistant in answer to one user message.
+
+    The database, not the broker, is the truth about turns: a sweeper finds
+    turns that no worker took or finished.
+    """
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    class FailureKind(models.TextChoices):
+        API = "api", "Model provider error"
+        TIMEOUT = "timeout", "Timed out"
+        BOUNDS = "bounds", "Hit a bound"
+        TOOL = "tool", "Tool failure"
+        CREDITS = "credits", "Credits"
+        QUEUE = "queue", "Never picked up"
+        INTERNAL = "internal", "Internal error"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    thread = models.ForeignKey(Thread, on_delete=models.SET_NULL, null=True, related_name="turns")
+    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="turns")
+    # Kept (with the person removed) after an erasure: accounting needs the costs.
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="turns")
+    user_message = models.ForeignKey(Message, on_delete=models.SET_NULL, null=True, related_name="+")
+    assistant_message = models.ForeignKey(Message, on_delete=models.SET_NULL, null=True, related_name="+")
+    model_option = models.CharField(max_length=100)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    failure_kind = models.CharField(max_length=10, choices=FailureKind.choices, blank=True, default="")
+    steps = models.PositiveIntegerField(default=0)
+    tool_calls = models.PositiveIntegerField(default=0)
+    input_tokens = models.PositiveBigIntegerField(default=0)
+    output_tokens = models.PositiveBigIntegerField(default=0)
+    cache_write_tokens = models.PositiveBigIntegerField(default=0)
+    cache_read_tokens = models.PositiveBigIntegerField(default=0)
+    # The month (UTC, YYYY-MM) whose credit account holds the reservation.
+    credit_month = models.CharField(max_length=7, blank=True, default="")
+    reserved_micros = models.BigIntegerField(default=0)
+    cost_micros = models.BigIntegerField(default=0)
+    # Trifecta guard state: has this turn read private data / untrusted content?
+    read_private = models.BooleanField(default=False)
+    read_untrusted = models.BooleanField(default=False)
+    enqueue_attempts = models.PositiveSmallIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["status", "created_at"], name="turn_status_created"),
+            models.Index(fields=["status", "started_at"], name="turn_status_started"),
+        ]
+
+    def __str__(self):
+        return f"turn {self.id} ({self.status})"

@@ -1,0 +1,24 @@
+"""Explicit settings for the test suite.
+
+DATABASE_URL selects the engine: unset → SQLite (a file, so worker processes
+started by tests can share it); postgres://… → the server that `make test`
+starts.
+"""
+
+import os
+
+os.environ.setdefault("SECRET_KEY", "test-only-secret-key-not-for-production")
+os.environ.setdefault("DEBUG", "0")
+
+from config.settings import *  # noqa: E402,F403
+from config.settings import DATABASES, RUN_DIR  # noqa: E402
+
+RUN_DIR.mkdir(parents=True, exist_ok=True)
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    DATABASES["default"]["TEST"] = {"NAME": str(RUN_DIR / "test-db.sqlite3")}
+
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+ALLOWED_HOSTS = ["*"]
+SESSION_COOKIE_SECURE = False
+CSRF_COOKIE_SECURE = False

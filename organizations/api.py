@@ -1,0 +1,72 @@
+"""The one door to tenant data on the API: every view inherits MemberAPIView."""
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter
+from rest_framework import status
+from rest_framework.views import APIView
+
+from config.api_errors import ApiError
+from organizations.members import (
+    Member,
+    NoOrganization,
+    OrganizationNotFound,
+    OrganizationRequired,
+    resolve_member,
+)
+
+ORGANIZATION_HEADER = "HTTP_X_ORGANIZATION"
+SESSION_ORGANIZATION_KEY = "organization"
+
+ORGANIZATION_PARAMETER = OpenApiParameter(
+    name="X-Organization",
+    type=OpenApiTypes.STR,
+    location=OpenApiParameter.HEADER,
+    required=False,
+    description="Slug of the active organization; optional when the person belongs to only one.",
+)
+
+
+def requested_organization(request) -> str | None:
+    """The header wins; the browser's session choice is the fallback."""
+    slug = request.META.get(ORGANIZATION_HEADER, "").strip()
+    if slug:
+        return slug
+    session = getattr(request, "session", None)
+    return session.get(SESSION_ORGANIZATION_KEY) if session is not None else None
+
+
+def member_for_request(request) -> Member:
+    try:
+        return resolve_member(request.user, requested_organization(request))
+    except NoOrganization:
+        raise ApiError(
+            status_code=status.HTTP_403_FORBIDDEN,
+            code="no_organization",
+            detail="You do not belong to any organization.",
+        ) from None
+    except OrganizationNotFound:
+        raise ApiError(
+            status_code=status.HTTP_404_NOT_FOUND,
+            code="organization_not_found",
+            detail="No such organization among yours.",
+        ) from None
+    except OrganizationRequired:
+        raise ApiError(
+            status_code=status.HTTP_400_BAD_REQUEST,
+            code="organization_required",
+            detail="You belong to several organizations: name one in the X-Organization header.",
+        ) from None
+
+
+class MemberAPIView(APIView):
+    """Resolves `self.member` after authentication, before any handler runs.
+
+    Subclasses never filter by tenant themselves: they pass `self.member` to a
+    service or selector, which answers *not found* for anything not theirs.
+    """
+
+    member: Member
+
+    def initial(self, request, *args, **kwargs):
+        super().initial(request, *args, **kwargs)
+        self.member = member_for_request(request)

@@ -1,0 +1,63 @@
+"""The fixed cast: an owner, a colleague in the same organization, an outsider in
+another organization, and an anonymous client. Every endpoint is tried by each.
+"""
+
+from dataclasses import dataclass
+
+import pytest
+from django.contrib.auth import get_user_model
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+from organizations.members import Member
+from organizations.models import Membership, Organization
+
+
+@dataclass
+class Person:
+    user: object
+    organization: Organization
+    member: Member
+    client: APIClient
+
+
+def make_person(username: str, organization: Organization, role: str = "member") -> Person:
+    user = get_user_model().objects.create_user(username=username, password="pw-" + username)
+    membership = Membership.objects.create(organization=organization, user=user, role=role)
+    token = Token.objects.create(user=user)
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    member = Member(
+        organization_id=organization.id, user_id=user.id, role=membership.role, organization_slug=organization.slug
+    )
+    return Person(user=user, organization=organization, member=member, client=client)
+
+
+@pytest.fixture
+def acme(db) -> Organization:
+    return Organization.objects.create(slug="acme", name="Acme", monthly_credits=1000)
+
+
+@pytest.fixture
+def globex(db) -> Organization:
+    return Organization.objects.create(slug="globex", name="Globex", monthly_credits=1000)
+
+
+@pytest.fixture
+def owner(acme) -> Person:
+    return make_person("olivia", acme)
+
+
+@pytest.fixture
+def colleague(acme) -> Person:
+    return make_person("colin", acme)
+
+
+@pytest.fixture
+def outsider(globex) -> Person:
+    return make_person("otto", globex)
+
+
+@pytest.fixture
+def anonymous() -> APIClient:
+    return APIClient()
