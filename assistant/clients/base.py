@@ -1,0 +1,126 @@
+"""One streaming interface in front of every model provider.
+
+The loop speaks only these types; each client translates them to and from its
+provider's wire format through the provider's official SDK.
+"""
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+# --- The history sent to a model (provider-neutral) -------------------------
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ToolUse:
+    id: str
+    name: str
+    input: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    tool_use_id: str
+    content: str  # already truncated for the model by the tool framework
+    is_error: bool = False
+
+
+@dataclass(frozen=True)
+class UserText:
+    text: str
+    role: Literal["user"] = "user"
+
+
+@dataclass(frozen=True)
+class AssistantReply:
+    text: str
+    tool_uses: tuple[ToolUse, ...] = ()
+    role: Literal["assistant"] = "assistant"
+
+
+@dataclass(frozen=True)
+class ToolResults:
+    results: tuple[ToolResult, ...]
+    role: Literal["tool"] = "tool"
+
+
+HistoryItem = UserText | AssistantReply | ToolResults
+
+# --- What a model streams back ----------------------------------------------
+
+
+@dataclass(frozen=True)
+class TextDelta:
+    text: str
+
+
+@dataclass(frozen=True)
+class ToolCallEvent:
+    """A complete tool call. `input` is None when the model sent JSON that does
+    not parse (then `raw_input` holds it), so the loop can answer with an error
+    the model can read and correct."""
+
+    id: str
+    name: str
+    input: dict[str, Any] | None
+    raw_input: str = ""
+
+
+@dataclass(frozen=True)
+class Usage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_write_tokens: int = 0
+    cache_read_tokens: int = 0
+
+    def __add__(self, other: "Usage") -> "Usage":
+        return Usage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cache_write_tokens + other.cache_write_tokens,
+            self.cache_read_tokens + other.cache_read_tokens,
+        )
+
+
+StopReason = Literal["end_turn", "tool_use", "max_tokens", "refusal", "other"]
+
+
+@dataclass(frozen=True)
+class Stop:
+    reason: StopReason
+    raw_reason: str = ""
+
+
+StreamEvent = TextDelta | ToolCallEvent | Usage | Stop
+
+
+class ProviderError(Exception):
+    """A provider call failed. `kind` is safe to log; the message is not
+    (it may echo the request), so callers log the kind only."""
+
+    def __init__(self, kind: Literal["api", "timeout", "rate_limit", "auth", "refused"], message: str = ""):
+        super().__init__(message or kind)
+        self.kind = kind
+
+
+@dataclass
+class ModelRequest:
+    system: str
+    history: list[HistoryItem]
+    tools: list[ToolSpec] = field(default_factory=list)
+    max_tokens: int = 4096
+
+
+class ModelClient(Protocol):
+    """Streams one model call. Yields TextDelta and ToolCallEvent in order, then
+    exactly one Usage (cumulative for the call) and one Stop, last. Raises
+    ProviderError on failure."""
+
+    def stream(self, request: ModelRequest) -> Iterator[StreamEvent]: ...
