@@ -159,3 +159,27 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
 }
+
+# --- Credits ---------------------------------------------------------------
+# Credits reserved when a turn starts (1 credit = 10,000 micro-dollars).
+CREDITS_RESERVATION = env_int("CREDITS_RESERVATION", 3, minimum=0)
+
+# --- The assistant ---------------------------------------------------------
+ASSISTANT_MODEL = env_str("ASSISTANT_MODEL", "")  # empty: best usable option, else the offline model
+ASSISTANT_ALLOW_US_PROCESSING = env_bool("ASSISTANT_ALLOW_US_PROCESSING", False)
+INFOMANIAK_AI_TOKEN = env_str("INFOMANIAK_AI_TOKEN")
+INFOMANIAK_AI_PRODUCT_ID = env_str("INFOMANIAK_AI_PRODUCT_ID")
+INFOMANIAK_AI_BASE_URL = env_str("INFOMANIAK_AI_BASE_URL")
+BEDROCK_REGION = env_str("BEDROCK_REGION")
+BEDROCK_API_KEY = env_str("BEDROCK_API_KEY")
+ANTHROPIC_API_KEY = env_str("ANTHROPIC_API_KEY")
+# Where the toolsets of the host product are declared ("module.path.NAME").
+ASSISTANT_TOOLSETS = env_list("ASSISTANT_TOOLSETS", ["workspace.tools.TOOLSET"])
+ASSISTANT_MAX_STEPS = env_int("ASSISTANT_MAX_STEPS", 25, minimum=1)
+ASSISTANT_MAX_TOOL_CALLS_PER_STEP = env_int("ASSISTANT_MAX_TOOL_CALLS_PER_STEP", 25, minimum=1)
+ASSISTANT_TURN_SECONDS = env_int("ASSISTANT_TURN_SECONDS", 8 * 60, minimum=1)
+ASSISTANT_TOOL_RESULT_CHARS = env_int("ASSISTANT_TOOL_RESULT_CHARS", 20_000, minimum=100)
+ASSISTANT_HISTORY_BYTES = env_int("ASSISTANT_HISTORY_BYTES", 700_000, minimum=1000)
+ASSISTANT_MAX_OUTPUT_TOKENS = env_int("ASSISTANT_MAX_OUTPUT_TOKENS", 4096, minimum=1)
+# Delay between the offline model's text chunks, so streaming is visible.
+OFFLINE_MODEL_CHUNK_DELAY_MS = env_int("OFFLINE_MODEL_CHUNK_DELAY_MS", 40)

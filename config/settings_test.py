@@ -22,3 +22,4 @@ EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
 ALLOWED_HOSTS = ["*"]
 SESSION_COOKIE_SECURE = False
 CSRF_COOKIE_SECURE = False
+OFFLINE_MODEL_CHUNK_DELAY_MS = 0

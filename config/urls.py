@@ -7,4 +7,6 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
     path("api/", include("conversations.urls")),
+    path("api/", include("credits.urls")),
+    path("api/", include("assistant.urls")),
 ]
