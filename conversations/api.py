@@ -1,0 +1,118 @@
+"""Conversation endpoints: thin views over the services and selectors."""
+
+from uuid import UUID
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import status
+from rest_framework.pagination import PageNumberPagination
+from rest_framework.response import Response
+
+from config.api_errors import bad_request, conflict, not_found
+from conversations import selectors, services
+from conversations.serializers import (
+    ConversationSerializer,
+    ConversationSummarySerializer,
+    UpsertResultSerializer,
+    conversation_to_json,
+)
+from organizations.api import ORGANIZATION_PARAMETER, MemberAPIView
+
+BUSY = "A reply is being written in this conversation; try again when it has finished."
+
+
+def parse_conversation_id(raw: str) -> UUID:
+    try:
+        return UUID(raw)
+    except ValueError:
+        raise bad_request("invalid_id", "The conversation id must be a UUID.", {"id": ["Must be a UUID."]}) from None
+
+
+class ConversationPagination(PageNumberPagination):
+    page_size_query_param = "pageSize"
+    max_page_size = 200
+
+    def __init__(self):
+        from django.conf import settings
+
+        self.page_size = settings.CONVERSATIONS_PAGE_SIZE
+
+
+class ConversationListView(MemberAPIView):
+    @extend_schema(parameters=[ORGANIZATION_PARAMETER], responses=ConversationSummarySerializer(many=True))
+    def get(self, request):
+        paginator = ConversationPagination()
+        page = paginator.paginate_queryset(selectors.thread_list(self.member), request, view=self)
+        return paginator.get_paginated_response(ConversationSummarySerializer(page, many=True).data)
+
+
+class ConversationDetailView(MemberAPIView):
+    @extend_schema(parameters=[ORGANIZATION_PARAMETER], responses=ConversationSerializer)
+    def get(self, request, conversation_id: str):
+        thread_id = parse_conversation_id(conversation_id)
+        try:
+            thread = selectors.thread_with_messages(self.member, thread_id)
+        except selectors.ConversationNotFound:
+            raise not_found("No such conversation.") from None
+        return Response(conversation_to_json(thread))
+
+    @extend_schema(
+        parameters=[ORGANIZATION_PARAMETER], request=ConversationSerializer, responses=UpsertResultSerializer
+    )
+    def put(self, request, conversation_id: str):
+        thread_id = parse_conversation_id(conversation_id)
+        serializer = ConversationSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = conversation_data(serializer.validated_data)
+        if data.id != thread_id:
+            raise bad_request("id_mismatch", "The body's id differs from the URL's.", {"id": ["Must match the URL."]})
+        try:
+            outcome = services.conversation_upsert(self.member, data=data)
+        except selectors.ConversationNotFound:
+            raise not_found("No such conversation.") from None
+        except services.ConversationBusy:
+            raise conflict("conversation_busy", BUSY) from None
+        except services.MessageIdConflict:
+            raise conflict("message_id_conflict", "A message id is already used by another conversation.") from None
+        thread = selectors.thread_with_messages(self.member, thread_id)
+        return Response({"applied": outcome.applied, "conversation": conversation_to_json(thread)})
+
+    @extend_schema(parameters=[ORGANIZATION_PARAMETER], responses={204: None})
+    def delete(self, request, conversation_id: str):
+        thread_id = parse_conversation_id(conversation_id)
+        try:
+            services.thread_delete(self.member, thread_id=thread_id)
+        except selectors.ConversationNotFound:
+            raise not_found("No such conversation.") from None
+        except services.ConversationBusy:
+            raise conflict("conversation_busy", BUSY) from None
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+def conversation_data(validated: dict) -> services.ConversationData:
+    return services.ConversationData(
+        id=validated["id"],
+        title=validated.get("title"),
+        created_at=validated["createdAt"],
+        updated_at=validated["updatedAt"],
+        messages=[
+            services.MessageData(
+                id=message["id"],
+                role=message["role"],
+                content=message["content"],
+                created_at=message["createdAt"],
+                tool_calls=[
+                    services.ToolCallData(
+                        tool_use_id=call["id"],
+                        name=call["name"],
+                        input=call["input"],
+                        result=call["result"],
+                        is_error=call["isError"],
+                    )
+                    for call in message["toolCalls"]
+                ],
+            )
+            for message in validated["messages"]
+        ],
+    )
+
+

@@ -1,0 +1,89 @@
+"""The StoredConversation contract (camelCase, as the offline client sends it)."""
+
+from rest_framework import serializers
+
+from config.serializers import StrictSerializer
+from conversations.models import Message
+
+
+class ToolCallSerializer(StrictSerializer):
+    id = serializers.CharField(max_length=200, help_text="The model's tool-use id.")
+    name = serializers.CharField(max_length=200)
+    input = serializers.JSONField(required=False, default=dict)
+    result = serializers.JSONField(required=False, allow_null=True, default=None, help_text="Any JSON, stored whole.")
+    isError = serializers.BooleanField(required=False, default=False)  # noqa: N815
+
+
+class MessageSerializer(StrictSerializer):
+    id = serializers.UUIDField()
+    role = serializers.ChoiceField(choices=Message.Role.choices)
+    content = serializers.CharField(allow_blank=True, trim_whitespace=False)
+    createdAt = serializers.DateTimeField()  # noqa: N815
+    toolCalls = ToolCallSerializer(many=True, required=False, default=list)  # noqa: N815
+    status = serializers.CharField(read_only=True, help_text="complete | streaming | failed (server-side).")
+
+
+class ConversationSerializer(StrictSerializer):
+    id = serializers.UUIDField(help_text="Must equal the id in the URL.")
+    title = serializers.CharField(required=False, allow_blank=True, allow_null=True, max_length=500)
+    createdAt = serializers.DateTimeField()  # noqa: N815
+    updatedAt = serializers.DateTimeField()  # noqa: N815
+    messages = MessageSerializer(many=True)
+    userId = serializers.IntegerField(read_only=True, help_text="The owner; ignored on input.")  # noqa: N815
+    status = serializers.CharField(read_only=True, help_text="idle | responding (server-side).")
+
+    def to_internal_value(self, data):
+        if isinstance(data, dict):
+            data = {key: value for key, value in data.items() if key != "userId"}
+        return super().to_internal_value(data)
+
+    def validate_messages(self, messages):
+        ids = [message["id"] for message in messages]
+        if len(ids) != len(set(ids)):
+            raise serializers.ValidationError("Message ids must be unique within a conversation.")
+        return messages
+
+
+class ConversationSummarySerializer(serializers.Serializer):
+    id = serializers.UUIDField()
+    title = serializers.CharField()
+    createdAt = serializers.DateTimeField(source="created_at")  # noqa: N815
+    updatedAt = serializers.DateTimeField(source="updated_at")  # noqa: N815
+    status = serializers.CharField()
+
+
+class UpsertResultSerializer(serializers.Serializer):
+    applied = serializers.BooleanField(help_text="False when the stored version was newer and won.")
+    conversation = ConversationSerializer()
+
+
+def conversation_to_json(thread) -> dict:
+    """A thread (with prefetched messages and tool calls) as a StoredConversation."""
+    return {
+        "id": str(thread.id),
+        "title": thread.title,
+        "userId": thread.user_id,
+        "status": thread.status,
+        "createdAt": serializers.DateTimeField().to_representation(thread.created_at),
+        "updatedAt": serializers.DateTimeField().to_representation(thread.updated_at),
+        "messages": [
+            {
+                "id": str(message.id),
+                "role": message.role,
+                "content": message.content,
+                "status": message.status,
+                "createdAt": serializers.DateTimeField().to_representation(message.created_at),
+                "toolCalls": [
+                    {
+                        "id": call.tool_use_id,
+                        "name": call.name,
+                        "input": call.input,
+                        "result": call.result,
+                        "isError": call.is_error,
+                    }
+                    for call in message.tool_calls.all()
+                ],
+            }
+            for message in thread.messages.all()
+        ],
+    }

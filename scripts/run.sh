@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# `make run`: migrate, create the demo organization and login once, then serve
+# the app on http://127.0.0.1:8000 with a Celery worker and beat beside it, on
+# the embedded defaults (SQLite, a broker that needs no server, the offline
+# model unless a provider is configured).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export DEBUG="${DEBUG:-1}"
+PY=.venv/bin/python
+mkdir -p .run
+
+$PY manage.py migrate --noinput >/dev/null
+$PY manage.py setup_demo
+
+pids=()
+cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; wait 2>/dev/null || true; }
+trap cleanup EXIT INT TERM
+
+.venv/bin/celery -A config worker --beat --loglevel=WARNING --concurrency=2 \
+  --schedule=.run/celerybeat-schedule >.run/worker.log 2>&1 &
+pids+=($!)
+echo "Celery worker and beat started (log: .run/worker.log)."
+$PY manage.py runserver 127.0.0.1:8000
