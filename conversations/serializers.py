@@ -2,13 +2,13 @@
 
 from rest_framework import serializers
 
-from config.serializers import StrictSerializer
+from config.serializers import StrictCharField, StrictSerializer
 from conversations.models import Message
 
 
 class ToolCallSerializer(StrictSerializer):
-    id = serializers.CharField(max_length=200, help_text="The model's tool-use id.")
-    name = serializers.CharField(max_length=200)
+    id = StrictCharField(max_length=200, help_text="The model's tool-use id.")
+    name = StrictCharField(max_length=200)
     input = serializers.JSONField(required=False, default=dict)
     result = serializers.JSONField(required=False, allow_null=True, default=None, help_text="Any JSON, stored whole.")
     isError = serializers.BooleanField(required=False, default=False)  # noqa: N815
@@ -17,20 +17,20 @@ class ToolCallSerializer(StrictSerializer):
 class MessageSerializer(StrictSerializer):
     id = serializers.UUIDField()
     role = serializers.ChoiceField(choices=Message.Role.choices)
-    content = serializers.CharField(allow_blank=True, trim_whitespace=False)
+    content = StrictCharField(allow_blank=True, trim_whitespace=False)
     createdAt = serializers.DateTimeField()  # noqa: N815
     toolCalls = ToolCallSerializer(many=True, required=False, default=list)  # noqa: N815
-    status = serializers.CharField(read_only=True, help_text="complete | streaming | failed (server-side).")
+    status = StrictCharField(read_only=True, help_text="complete | streaming | failed (server-side).")
 
 
 class ConversationSerializer(StrictSerializer):
     id = serializers.UUIDField(help_text="Must equal the id in the URL.")
-    title = serializers.CharField(required=False, allow_blank=True, allow_null=True, max_length=500)
+    title = StrictCharField(required=False, allow_blank=True, allow_null=True, max_length=500)
     createdAt = serializers.DateTimeField()  # noqa: N815
     updatedAt = serializers.DateTimeField()  # noqa: N815
     messages = MessageSerializer(many=True)
     userId = serializers.IntegerField(read_only=True, help_text="The owner; ignored on input.")  # noqa: N815
-    status = serializers.CharField(read_only=True, help_text="idle | responding (server-side).")
+    status = StrictCharField(read_only=True, help_text="idle | responding (server-side).")
 
     def to_internal_value(self, data):
         if isinstance(data, dict):
@@ -46,10 +46,10 @@ class ConversationSerializer(StrictSerializer):
 
 class ConversationSummarySerializer(serializers.Serializer):
     id = serializers.UUIDField()
-    title = serializers.CharField()
+    title = StrictCharField()
     createdAt = serializers.DateTimeField(source="created_at")  # noqa: N815
     updatedAt = serializers.DateTimeField(source="updated_at")  # noqa: N815
-    status = serializers.CharField()
+    status = StrictCharField()
 
 
 class UpsertResultSerializer(serializers.Serializer):
