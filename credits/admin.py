@@ -1,0 +1,126 @@
+"""Staff see accounts and the ledger read-only; money moves only through services.
+
+The one write staff have is "Grant credits", which goes through credits_grant
+and so leaves a ledger row naming them.
+"""
+
+from django import forms
+from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
+from django.shortcuts import redirect
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+
+from credits.models import CreditAccount, LedgerEntry
+from credits.money import credits_from_micros
+from credits.services import credits_grant
+from organizations.models import Organization
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """View only: an account edited by hand would no longer match its ledger."""
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+class GrantCreditsForm(forms.Form):
+    organization = forms.ModelChoiceField(queryset=Organization.objects.order_by("name"))
+    credits = forms.IntegerField(min_value=1, help_text="Whole credits (1 credit = USD 0.01).")
+    reason = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), max_length=2000)
+
+
+class LedgerEntryInline(admin.TabularInline):
+    model = LedgerEntry
+    fields = [
+        "created_at",
+        "kind",
+        "turn_id",
+        "granted_delta",
+        "used_delta",
+        "reserved_delta",
+        "actor",
+        "job",
+        "reason",
+    ]
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+    show_change_link = True
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(CreditAccount)
+class CreditAccountAdmin(ReadOnlyAdmin):
+    list_display = [
+        "organization",
+        "month",
+        "granted_micros",
+        "used_micros",
+        "reserved_micros",
+        "remaining_credits",
+    ]
+    list_filter = ["month", "organization"]
+    search_fields = ["organization__slug", "organization__name", "month"]
+    list_select_related = ["organization"]
+    inlines = [LedgerEntryInline]
+    change_list_template = "admin/credits/creditaccount/change_list.html"
+
+    @admin.display(description="remaining (credits, rounded down)")
+    def remaining_credits(self, account):
+        return credits_from_micros(account.remaining_micros)
+
+    def get_urls(self):
+        grant = path(
+            "grant/", self.admin_site.admin_view(self.grant_view), name="credits_creditaccount_grant"
+        )
+        return [grant, *super().get_urls()]
+
+    def grant_view(self, request):
+        if not request.user.has_perm("credits.grant_credits"):
+            raise PermissionDenied
+        form = GrantCreditsForm(
+            request.POST or None, initial={"organization": request.GET.get("organization")}
+        )
+        if request.method == "POST" and form.is_valid():
+            entry = credits_grant(staff_user=request.user, **form.cleaned_data)
+            messages.success(request, f"Granted {form.cleaned_data['credits']} credits ({entry.account}).")
+            return redirect(reverse("admin:credits_creditaccount_change", args=[entry.account_id]))
+        context = {
+            **self.admin_site.each_context(request),
+            "form": form,
+            "opts": self.opts,
+            "title": "Grant credits",
+        }
+        return TemplateResponse(request, "admin/credits/grant.html", context)
+
+
+@admin.register(LedgerEntry)
+class LedgerEntryAdmin(ReadOnlyAdmin):
+    list_display = [
+        "created_at",
+        "account",
+        "kind",
+        "turn_id",
+        "granted_delta",
+        "used_delta",
+        "reserved_delta",
+        "actor",
+        "job",
+        "reason",
+    ]
+    list_filter = ["kind", "account__month", "account__organization"]
+    search_fields = ["=turn_id", "reason", "job", "actor__username", "account__organization__slug"]
+    list_select_related = ["account__organization", "actor"]
+    date_hierarchy = "created_at"

@@ -1,0 +1,108 @@
+"""Monthly credit accounts per organization, and the ledger that explains them.
+
+Every change to an account is one LedgerEntry carrying signed deltas, so an
+account's three totals are the sums of its ledger's deltas (`credits_audit`
+checks it). All amounts are integer micro-dollars (see credits/money.py).
+
+Turns belong to the assistant app, which credits must not import: a turn is
+referenced by its UUID only.
+"""
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from organizations.models import Organization
+
+
+class CreditAccount(models.Model):
+    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="credit_accounts")
+    month = models.CharField(max_length=7, help_text="Calendar month in UTC, YYYY-MM.")
+    granted_micros = models.BigIntegerField(
+        default=0, help_text="Monthly allowance at opening + staff grants."
+    )
+    # May exceed granted_micros: a turn's real cost is charged in full even
+    # above its reservation.
+    used_micros = models.BigIntegerField(default=0)
+    reserved_micros = models.BigIntegerField(default=0, help_text="Held by turns that have not ended yet.")
+    opened_at = models.DateTimeField()
+    updated_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["-month", "organization__name"]
+        constraints = [
+            # Opening is race-safe because of this: a second concurrent opener
+            # hits IntegrityError and reads the first one's row.
+            models.UniqueConstraint(fields=["organization", "month"], name="credit_account_one_per_month"),
+            models.CheckConstraint(
+                condition=Q(granted_micros__gte=0), name="credit_account_granted_non_negative"
+            ),
+            models.CheckConstraint(condition=Q(used_micros__gte=0), name="credit_account_used_non_negative"),
+            models.CheckConstraint(
+                condition=Q(reserved_micros__gte=0), name="credit_account_reserved_non_negative"
+            ),
+        ]
+        permissions = [("grant_credits", "Can grant credits to an organization")]
+
+    def __str__(self):
+        return f"{self.organization} {self.month}"
+
+    @property
+    def remaining_micros(self) -> int:
+        return self.granted_micros - self.used_micros - self.reserved_micros
+
+
+class LedgerEntry(models.Model):
+    class Kind(models.TextChoices):
+        OPEN = "open", "Month opened"
+        GRANT = "grant", "Staff grant"
+        RESERVE = "reserve", "Reserved at turn start"
+        SETTLE = "settle", "Settled at turn end"
+        RELEASE = "release", "Released (no model call)"
+        STUCK = "stuck", "Stuck turn: reservation kept as cost"
+
+    CLOSING_KINDS = (Kind.SETTLE, Kind.STUCK, Kind.RELEASE)
+    TURN_KINDS = (Kind.RESERVE, *CLOSING_KINDS)
+
+    # PROTECT: a ledger row is never deleted through its account.
+    account = models.ForeignKey(CreditAccount, on_delete=models.PROTECT, related_name="entries")
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    turn_id = models.UUIDField(null=True, blank=True, db_index=True)
+    granted_delta = models.BigIntegerField(default=0, help_text="Micros added to granted_micros.")
+    used_delta = models.BigIntegerField(default=0, help_text="Micros added to used_micros.")
+    reserved_delta = models.BigIntegerField(default=0, help_text="Micros added to reserved_micros.")
+    # Who caused the movement: a person (the member starting a turn, the staff
+    # member granting) or a job (the worker settling, the stuck-turn sweeper).
+    # SET_NULL: erasing a person must not erase the organization's accounting.
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    job = models.CharField(max_length=60, blank=True, default="")
+    reason = models.TextField(blank=True, default="")
+    created_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["id"]
+        verbose_name_plural = "ledger entries"
+        constraints = [
+            # Idempotency backstop (the services also check under the account
+            # lock): a turn is reserved at most once and closed at most once.
+            models.UniqueConstraint(
+                fields=["turn_id"],
+                condition=Q(kind__in=["settle", "stuck", "release"]),
+                name="ledger_one_close_per_turn",
+            ),
+            models.UniqueConstraint(
+                fields=["turn_id"], condition=Q(kind="reserve"), name="ledger_one_reserve_per_turn"
+            ),
+            models.UniqueConstraint(
+                fields=["account"], condition=Q(kind="open"), name="ledger_one_open_per_account"
+            ),
+            models.CheckConstraint(
+                condition=Q(kind__in=["open", "grant"]) | Q(turn_id__isnull=False),
+                name="ledger_turn_kinds_name_turn",
+            ),
+        ]
+
+    def __str__(self):
+        return f"{self.kind} on {self.account_id}"

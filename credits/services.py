@@ -1,0 +1,272 @@
+"""Writes to the credit accounts: open, reserve, settle, keep-on-stuck, release, grant.
+
+Every movement locks its account row (`select_for_update`) inside
+`transaction.atomic()`, checks, then writes the account and one ledger row in
+that same transaction. On PostgreSQL the row lock serializes the writers of one
+account; on SQLite `select_for_update` is a no-op, but the settings open every
+transaction with BEGIN IMMEDIATE, which takes the database's write lock at
+BEGIN, so two writers can never both read a balance before either writes it.
+
+Each service works alone (its own transaction) and inside a caller's
+`transaction.atomic()` (a savepoint): a refusal then rolls back only what the
+service did, and the caller's own rollback takes the reservation with it.
+"""
+
+from dataclasses import dataclass
+from datetime import datetime
+from uuid import UUID
+
+from django.conf import settings
+from django.core.exceptions import PermissionDenied
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from credits.models import CreditAccount, LedgerEntry
+from credits.money import current_month, micros_from_credits
+from organizations.members import Member
+from organizations.models import Organization
+
+Kind = LedgerEntry.Kind
+
+
+class CreditsExhausted(Exception):
+    """The organization's month cannot cover a turn's reservation; nothing was written."""
+
+    def __init__(self, *, month: str, remaining_micros: int, needed_micros: int):
+        self.month = month
+        self.remaining_micros = remaining_micros
+        self.needed_micros = needed_micros
+        super().__init__(
+            f"The organization's credits for {month} are exhausted: "
+            f"{remaining_micros} micros left, a turn needs {needed_micros}."
+        )
+
+
+class ReservationNotFound(LookupError):
+    """A turn is being closed that was never reserved (a programming error)."""
+
+
+@dataclass(frozen=True)
+class Reservation:
+    month: str  # YYYY-MM: the account that holds it, and that its turn settles against
+    micros: int
+
+
+def reservation_micros() -> int:
+    """The amount held at turn start (settings.CREDITS_RESERVATION credits)."""
+    return micros_from_credits(settings.CREDITS_RESERVATION)
+
+
+# --- Reserve ------------------------------------------------------------------
+
+
+def credits_reserve(member: Member, *, turn_id: UUID, now: datetime | None = None) -> Reservation:
+    """Take a turn's reservation from the organization's account of the month.
+
+    Opens the month's account if needed. Raises CreditsExhausted, having written
+    nothing, when the balance does not cover the reservation. Reserving the same
+    turn again returns its existing reservation.
+
+    Call it inside the transaction that creates the turn: the account row stays
+    locked until that transaction ends, and a rollback there undoes the
+    reservation.
+    """
+    now = now or timezone.now()
+    needed = reservation_micros()
+    with transaction.atomic():
+        # Race: two concurrent turn starts both reading the same balance, both
+        # finding room for one more reservation, and both taking it. The row
+        # lock makes the second one read the balance after the first's write.
+        account = _locked_account(
+            member.organization_id, current_month(now), now=now, actor_id=member.user_id
+        )
+        existing = _reserve_entry(turn_id)
+        if existing is not None:
+            return Reservation(month=existing.account.month, micros=existing.reserved_delta)
+        check_covers(account, needed)
+        _record(
+            account,
+            kind=Kind.RESERVE,
+            now=now,
+            turn_id=turn_id,
+            reserved_delta=needed,
+            actor_id=member.user_id,
+            reason="turn start",
+        )
+    return Reservation(month=account.month, micros=needed)
+
+
+def check_covers(account: CreditAccount, needed_micros: int) -> None:
+    """Raise CreditsExhausted unless the account can hold `needed_micros` more.
+
+    An account with nothing left starts no turn, even with a zero reservation.
+    """
+    remaining = account.remaining_micros
+    if remaining < needed_micros or remaining <= 0:
+        raise CreditsExhausted(month=account.month, remaining_micros=remaining, needed_micros=needed_micros)
+
+
+# --- Close a turn: settle, keep on stuck, release ----------------------------
+
+
+def credits_settle(*, turn_id: UUID, cost_micros: int, job: str = "run_turn") -> bool:
+    """Charge a finished turn's real cost and release its reservation.
+
+    Settles against the month that holds the reservation, even if a new month
+    has opened since. A cost above the reservation is charged in full. Returns
+    False, moving nothing, if the turn was already closed.
+    """
+    if cost_micros < 0:
+        raise ValueError(f"cost_micros must not be negative, got {cost_micros}")
+    return _close_turn(turn_id, kind=Kind.SETTLE, cost_micros=cost_micros, job=job, reason="turn cost")
+
+
+def credits_keep_on_stuck(*, turn_id: UUID, job: str = "fail_stuck_turns") -> bool:
+    """A turn that never finished keeps its reservation as its cost."""
+    return _close_turn(turn_id, kind=Kind.STUCK, cost_micros=None, job=job, reason="turn never finished")
+
+
+def credits_release(*, turn_id: UUID, reason: str, job: str = "") -> bool:
+    """Give a turn's reservation back at no cost (no model call was ever made)."""
+    return _close_turn(turn_id, kind=Kind.RELEASE, cost_micros=0, job=job, reason=reason)
+
+
+def _close_turn(turn_id: UUID, *, kind: str, cost_micros: int | None, job: str, reason: str) -> bool:
+    """Write the turn's one closing entry. `cost_micros=None` charges the reservation."""
+    reserve = _reserve_entry(turn_id)
+    if reserve is None:
+        raise ReservationNotFound(f"turn {turn_id} has no reservation")
+    now = timezone.now()
+    with transaction.atomic():
+        # Race: a worker settling a turn while the stuck-turn sweeper (or a
+        # redelivered task) closes the same one. Under the lock the second
+        # closer sees the first's entry and moves nothing; the partial unique
+        # constraint on (turn_id, closing kinds) is the backstop.
+        account = CreditAccount.objects.select_for_update().get(pk=reserve.account_id)
+        if LedgerEntry.objects.filter(turn_id=turn_id, kind__in=LedgerEntry.CLOSING_KINDS).exists():
+            return False
+        held = reserve.reserved_delta
+        cost = held if cost_micros is None else cost_micros
+        _record(
+            account,
+            kind=kind,
+            now=now,
+            turn_id=turn_id,
+            used_delta=cost,
+            reserved_delta=-held,
+            job=job,
+            reason=f"{reason}: cost {cost} micros, reservation {held} micros released",
+        )
+    return True
+
+
+# --- Grant ----------------------------------------------------------------------
+
+
+def credits_grant(
+    *, organization: Organization, credits: int, staff_user, reason: str, now: datetime | None = None
+) -> LedgerEntry:
+    """Add `credits` to the organization's account of the month, naming the staff member."""
+    check_grant(credits=credits, staff_user=staff_user, reason=reason)
+    now = now or timezone.now()
+    with transaction.atomic():
+        # Race: a grant and a turn start both rewriting the same account's totals.
+        account = _locked_account(organization.pk, current_month(now), now=now, actor_id=staff_user.pk)
+        return _record(
+            account,
+            kind=Kind.GRANT,
+            now=now,
+            granted_delta=micros_from_credits(credits),
+            actor_id=staff_user.pk,
+            reason=reason.strip(),
+        )
+
+
+def check_grant(*, credits: int, staff_user, reason: str) -> None:
+    if not getattr(staff_user, "is_staff", False):
+        raise PermissionDenied("Only staff members grant credits.")
+    if credits <= 0:
+        raise ValueError(f"A grant must be at least one credit, got {credits}")
+    if not reason or not reason.strip():
+        raise ValueError("A grant needs a reason.")
+
+
+# --- Accounts -------------------------------------------------------------------
+
+
+def _locked_account(
+    organization_id: int, month: str, *, now: datetime, actor_id: int | None
+) -> CreditAccount:
+    """The month's account, locked for this transaction; opened first if needed.
+
+    Needs an open transaction (the lock lasts until it ends).
+    """
+    accounts = CreditAccount.objects.select_for_update()
+    account = accounts.filter(organization_id=organization_id, month=month).first()
+    if account is not None:
+        return account
+    _open_account(organization_id, month, now=now, actor_id=actor_id)
+    return accounts.get(organization_id=organization_id, month=month)
+
+
+def _open_account(organization_id: int, month: str, *, now: datetime, actor_id: int | None) -> None:
+    """Open the month with the organization's allowance at this moment, once.
+
+    Race: two first requests of a month both finding no account and both
+    opening one. The unique (organization, month) constraint lets only one
+    insert win; the other's savepoint rolls back and it reads the winner's row
+    (PostgreSQL makes it wait for the winner's commit on the unique index).
+    """
+    allowance = Organization.objects.values_list("monthly_credits", flat=True).get(pk=organization_id)
+    try:
+        with transaction.atomic():
+            account = CreditAccount.objects.create(
+                organization_id=organization_id, month=month, opened_at=now, updated_at=now
+            )
+            _record(
+                account,
+                kind=Kind.OPEN,
+                now=now,
+                granted_delta=micros_from_credits(allowance),
+                actor_id=actor_id,
+                reason=f"monthly allowance of {allowance} credits",
+            )
+    except IntegrityError:
+        pass
+
+
+def _reserve_entry(turn_id: UUID) -> LedgerEntry | None:
+    return LedgerEntry.objects.select_related("account").filter(turn_id=turn_id, kind=Kind.RESERVE).first()
+
+
+def _record(
+    account: CreditAccount,
+    *,
+    kind: str,
+    now: datetime,
+    turn_id: UUID | None = None,
+    granted_delta: int = 0,
+    used_delta: int = 0,
+    reserved_delta: int = 0,
+    actor_id: int | None = None,
+    job: str = "",
+    reason: str = "",
+) -> LedgerEntry:
+    """Apply deltas to a locked account and write the ledger row that explains them."""
+    account.granted_micros += granted_delta
+    account.used_micros += used_delta
+    account.reserved_micros += reserved_delta
+    account.updated_at = now
+    account.save(update_fields=["granted_micros", "used_micros", "reserved_micros", "updated_at"])
+    return LedgerEntry.objects.create(
+        account=account,
+        kind=kind,
+        turn_id=turn_id,
+        granted_delta=granted_delta,
+        used_delta=used_delta,
+        reserved_delta=reserved_delta,
+        actor_id=actor_id,
+        job=job,
+        reason=reason,
+        created_at=now,
+    )
