@@ -4,6 +4,7 @@ The loop speaks only these types; each client translates them to and from its
 provider's wire format through the provider's official SDK.
 """
 
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
@@ -71,6 +72,20 @@ class ToolCallEvent:
     name: str
     input: dict[str, Any] | None
     raw_input: str = ""
+
+    @classmethod
+    def from_json(cls, id: str, name: str, raw: str) -> "ToolCallEvent":
+        """The call whose arguments arrived as JSON text (every provider streams
+        them in fragments). Empty text means no arguments."""
+        if not raw.strip():
+            return cls(id, name, {})
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            value = None
+        if not isinstance(value, dict):
+            return cls(id, name, None, raw_input=raw)
+        return cls(id, name, value)
 
 
 @dataclass(frozen=True)
