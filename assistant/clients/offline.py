@@ -1,0 +1,226 @@
+"""The offline demo model: no network, deterministic, enough to show a new user
+every kind of tool use (read, write, confirm, send) on a fresh machine.
+
+It understands a few plain requests, calls the workspace tools for them, and
+summarises what the tools answered.
+"""
+
+import json
+import re
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings
+
+from assistant.clients.base import (
+    AssistantReply,
+    ModelRequest,
+    Stop,
+    StreamEvent,
+    TextDelta,
+    ToolCallEvent,
+    ToolResult,
+    ToolResults,
+    Usage,
+    UserText,
+)
+
+WORDS_PER_CHUNK = 4
+
+HELP_TEXT = (
+    "Hello! I am the offline demo model: I run on this machine without any network, "
+    "so I only understand a few plain requests. Try one of these: "
+    '"search my notes for budget", "read my inbox", '
+    '"create a note titled Groceries: milk and eggs", "read the note Groceries", '
+    '"delete the note Groceries", or "email See you at noon to alice@example.com".'
+)
+
+
+@dataclass(frozen=True)
+class Intent:
+    """What the person asked for: `action` names the plan, `args` its values."""
+
+    action: str
+    args: dict[str, str]
+
+
+@dataclass(frozen=True)
+class _Call:
+    name: str
+    input: dict[str, Any]
+
+
+# Searched (not anchored) in the request, case-insensitively, first match wins:
+# the e-mail forms come first, as the body of a mail may hold any of the other phrases.
+_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
+    (
+        "email",
+        re.compile(
+            r"send (?:an )?e-?mail to (?P<to>[^\s@]+@[^\s@]+?) (?:saying|that says) (?P<body>.+)", re.I | re.S
+        ),
+    ),
+    ("email", re.compile(r"\be-?mail (?P<body>.+) to (?P<to>[^\s@]+@[^\s@]+?)$", re.I | re.S)),
+    ("search", re.compile(r"search (?:my |the )?notes (?:for|about) (?P<query>.+)", re.I | re.S)),
+    ("inbox", re.compile(r"\b(?:read|check|show)(?: me)? my inbox\b", re.I)),
+    (
+        "create",
+        re.compile(
+            r"create (?:a )?(?:new )?note (?:titled |called |named )?(?P<title>.+?)"
+            r"(?:\s*:\s*(?P<body>.*)|\s+saying\s+(?P<saying>.*))?$",
+            re.I | re.S,
+        ),
+    ),
+    ("delete", re.compile(r"delete (?:the |my )?note (?:titled |called |named )?(?P<query>.+)", re.I | re.S)),
+    ("read", re.compile(r"read (?:the |my )?note (?:titled |called |named )?(?P<query>.+)", re.I | re.S)),
+]
+_EVENTS_BLOCK = re.compile(r"<application_events>.*?</application_events>", re.S)
+
+
+class OfflineModelClient:
+    def stream(self, request: ModelRequest) -> Iterator[StreamEvent]:
+        call, text = answer(request)
+        yield from _chunks(text)
+        output = text
+        if call is not None:
+            call_id = f"offline_{len(request.history)}"
+            yield ToolCallEvent(call_id, call.name, call.input)
+            output += json.dumps(call.input)
+        yield Usage(input_tokens=_tokens(_request_text(request)), output_tokens=_tokens(output))
+        yield Stop("tool_use" if call else "end_turn")
+
+
+def answer(request: ModelRequest) -> tuple[_Call | None, str]:
+    """The tool to call (if any) and the text to say, from the last history item."""
+    last = request.history[-1] if request.history else None
+    intent = parse_intent(_last_user_text(request.history))
+    if isinstance(last, ToolResults):
+        call, text = _continue(intent, _last_calls(request.history), last.results)
+    elif intent is None:
+        call, text = None, HELP_TEXT
+    else:
+        call, text = _first_call(intent), ""
+    offered = {tool.name for tool in request.tools}
+    if call is not None and call.name not in offered:
+        return None, f"I would use the tool {call.name}, but it is not available here."
+    return call, text
+
+
+def parse_intent(text: str) -> Intent | None:
+    text = _EVENTS_BLOCK.sub("", text).strip()
+    for action, pattern in _PATTERNS:
+        match = pattern.search(text)
+        if match:
+            args = {k: _clean(v) for k, v in match.groupdict().items() if v is not None}
+            return Intent(action, args)
+    return None
+
+
+def _first_call(intent: Intent) -> _Call:
+    args = intent.args
+    if intent.action == "email":
+        return _Call(
+            "send_email", {"to": args["to"], "subject": _subject(args["body"]), "body": args["body"]}
+        )
+    if intent.action == "inbox":
+        return _Call("read_inbox", {})
+    if intent.action == "create":
+        # Without a body, the title is the body: a note is never empty.
+        body = args.get("body") or args.get("saying") or args["title"]
+        return _Call("create_note", {"title": args["title"], "body": body})
+    # search, and the first step of delete and read: find the note.
+    return _Call("search_notes", {"query": args["query"]})
+
+
+def _continue(
+    intent: Intent | None, calls: dict[str, str], results: tuple[ToolResult, ...]
+) -> tuple[_Call | None, str]:
+    """After tool results: the next step of a two-step plan, or a summary."""
+    searched = [r for r in results if calls.get(r.tool_use_id) == "search_notes" and not r.is_error]
+    if intent is not None and intent.action in ("delete", "read") and searched:
+        notes = _json(searched[0].content).get("notes") or []
+        if not notes:
+            return None, f'No note matched "{intent.args["query"]}", so I did nothing.'
+        tool = "delete_note" if intent.action == "delete" else "read_note"
+        return _Call(tool, {"note_id": notes[0]["id"]}), ""
+    return None, " ".join(_summary(r) for r in results)
+
+
+def _summary(result: ToolResult) -> str:
+    data = _json(result.content)
+    if result.is_error:
+        return f"That did not work: {data.get('error') or result.content}"
+    if data.get("status") == "awaiting_confirmation":
+        return (
+            f"I have prepared this: {data.get('description', '')}. It awaits your confirmation on the card."
+        )
+    if "notes" in data:
+        titles = [f'"{note["title"]}"' for note in data["notes"]]
+        return f"I found {len(titles)} note(s): {', '.join(titles)}." if titles else "No notes matched."
+    if "messages" in data:
+        lines = [f"{m['sender']}: {m['subject']}" for m in data["messages"]]
+        return (
+            f"Your inbox has {len(lines)} message(s): " + "; ".join(lines) + "."
+            if lines
+            else "Your inbox is empty."
+        )
+    if "body" in data and "title" in data:
+        return f'The note "{data["title"]}" says: {data["body"]}'
+    if "title" in data:
+        return f'I created the note "{data["title"]}".'
+    return "Done."
+
+
+def _json(content: str) -> dict[str, Any]:
+    try:
+        value = json.loads(content)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _last_user_text(history: list) -> str:
+    return next((item.text for item in reversed(history) if isinstance(item, UserText)), "")
+
+
+def _last_calls(history: list) -> dict[str, str]:
+    """Tool-call id -> tool name, for the calls of the last assistant reply."""
+    reply = next((item for item in reversed(history) if isinstance(item, AssistantReply)), None)
+    return {use.id: use.name for use in reply.tool_uses} if reply else {}
+
+
+def _clean(value: str) -> str:
+    return value.strip().rstrip(".!?").strip().strip("\"'“”").strip()
+
+
+def _subject(body: str) -> str:
+    words = body.split()
+    return " ".join(words[:6]) + ("…" if len(words) > 6 else "")
+
+
+def _chunks(text: str) -> Iterator[TextDelta]:
+    """A few words at a time, pausing between chunks so streaming is visible."""
+    pieces = re.findall(r"\S+\s*", text)
+    delay = settings.OFFLINE_MODEL_CHUNK_DELAY_MS / 1000
+    for start in range(0, len(pieces), WORDS_PER_CHUNK):
+        if start and delay:
+            time.sleep(delay)
+        yield TextDelta("".join(pieces[start : start + WORDS_PER_CHUNK]))
+
+
+def _request_text(request: ModelRequest) -> str:
+    parts: list[str] = [request.system, json.dumps([t.input_schema for t in request.tools])]
+    for item in request.history:
+        if isinstance(item, UserText | AssistantReply):
+            parts.append(item.text)
+        if isinstance(item, AssistantReply):
+            parts.extend(json.dumps(u.input) for u in item.tool_uses)
+        if isinstance(item, ToolResults):
+            parts.extend(r.content for r in item.results)
+    return "".join(parts)
+
+
+def _tokens(text: str) -> int:
+    # Roughly four characters per token, as real tokenizers average on English.
+    return max(1, len(text) // 4)

@@ -1,0 +1,165 @@
+"""OpenAI-compatible chat completions (Infomaniak AI Services) through the `openai` SDK."""
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import httpx2
+import openai
+
+from assistant.clients.base import (
+    AssistantReply,
+    HistoryItem,
+    ModelRequest,
+    ProviderError,
+    Stop,
+    StopReason,
+    StreamEvent,
+    TextDelta,
+    ToolCallEvent,
+    ToolResult,
+    ToolResults,
+    ToolSpec,
+    Usage,
+    UserText,
+)
+
+_STOP_REASONS: dict[str, StopReason] = {
+    "stop": "end_turn",
+    "tool_calls": "tool_use",
+    "length": "max_tokens",
+    "content_filter": "refusal",
+}
+
+
+class OpenAICompatClient:
+    def __init__(
+        self, *, model: str, api_key: str, base_url: str, max_retries: int = 2, timeout: float = 300.0
+    ):
+        self.model = model
+        self._sdk = openai.OpenAI(
+            api_key=api_key, base_url=base_url, max_retries=max_retries, timeout=timeout
+        )
+
+    def stream(self, request: ModelRequest) -> Iterator[StreamEvent]:
+        try:
+            yield from self._stream(request)
+        except openai.OpenAIError as exc:
+            raise provider_error(exc) from None
+        except httpx2.TimeoutException:
+            raise ProviderError("timeout", "openai-compatible: the model stream timed out") from None
+        except httpx2.HTTPError:
+            raise ProviderError("api", "openai-compatible: the model stream broke off") from None
+
+    def _stream(self, request: ModelRequest) -> Iterator[StreamEvent]:
+        optional: dict[str, Any] = {"tools": to_openai_tools(request.tools)} if request.tools else {}
+        chunks = self._sdk.chat.completions.create(
+            model=self.model,
+            messages=to_openai_messages(request.system, request.history),
+            stream=True,
+            stream_options={"include_usage": True},
+            max_tokens=request.max_tokens,
+            **optional,
+        )
+        calls: dict[int, _PendingCall] = {}
+        usage, finish_reason = Usage(), ""
+        with chunks:
+            for chunk in chunks:
+                if chunk.usage is not None:
+                    usage = _usage(chunk.usage)
+                for choice in chunk.choices:
+                    if choice.delta.content:
+                        yield TextDelta(choice.delta.content)
+                    for fragment in choice.delta.tool_calls or ():
+                        calls.setdefault(fragment.index, _PendingCall()).add(fragment)
+                    finish_reason = choice.finish_reason or finish_reason
+        for index in sorted(calls):
+            yield calls[index].event()
+        yield usage
+        yield Stop(_STOP_REASONS.get(finish_reason, "other"), raw_reason=finish_reason)
+
+
+@dataclass
+class _PendingCall:
+    """A tool call whose fragments are still arriving: only the first one carries
+    the id and name; every one may carry a piece of the arguments."""
+
+    id: str = ""
+    name: str = ""
+    arguments: str = ""
+
+    def add(self, fragment: Any) -> None:
+        self.id = self.id or fragment.id or ""
+        if fragment.function is not None:
+            # Some servers repeat the name on every fragment: keep the first.
+            self.name = self.name or fragment.function.name or ""
+            self.arguments += fragment.function.arguments or ""
+
+    def event(self) -> ToolCallEvent:
+        return ToolCallEvent.from_json(self.id, self.name, self.arguments)
+
+
+def _usage(usage: Any) -> Usage:
+    # OpenAI counts cached tokens inside prompt_tokens; split them out so that
+    # input_tokens means the same (uncached input) for every provider.
+    details = getattr(usage, "prompt_tokens_details", None)
+    cached = (getattr(details, "cached_tokens", None) or 0) if details else 0
+    return Usage(
+        input_tokens=(usage.prompt_tokens or 0) - cached,
+        output_tokens=usage.completion_tokens or 0,
+        cache_read_tokens=cached,
+    )
+
+
+def to_openai_tools(tools: list[ToolSpec]) -> list[dict[str, Any]]:
+    return [
+        {
+            "type": "function",
+            "function": {"name": t.name, "description": t.description, "parameters": t.input_schema},
+        }
+        for t in tools
+    ]
+
+
+def to_openai_messages(system: str, history: list[HistoryItem]) -> list[dict[str, Any]]:
+    messages: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
+    for item in history:
+        if isinstance(item, UserText):
+            messages.append({"role": "user", "content": item.text})
+        elif isinstance(item, AssistantReply):
+            messages.append(_assistant_message(item))
+        elif isinstance(item, ToolResults):
+            messages.extend(_tool_message(result) for result in item.results)
+    return messages
+
+
+def _assistant_message(reply: AssistantReply) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": reply.text or None}
+    if reply.tool_uses:
+        message["tool_calls"] = [
+            {"id": u.id, "type": "function", "function": {"name": u.name, "arguments": json.dumps(u.input)}}
+            for u in reply.tool_uses
+        ]
+    return message
+
+
+def _tool_message(result: ToolResult) -> dict[str, Any]:
+    # The chat-completions format has no error flag on a tool result: say it in the text.
+    content = f"Error: {result.content}" if result.is_error else result.content
+    return {"role": "tool", "tool_call_id": result.tool_use_id, "content": content}
+
+
+def provider_error(exc: Exception) -> ProviderError:
+    """The SDK's exception as a ProviderError whose message names the kind and the
+    HTTP status only: the provider's own text may echo the request."""
+    if isinstance(exc, openai.APITimeoutError):
+        kind = "timeout"
+    elif isinstance(exc, openai.RateLimitError):
+        kind = "rate_limit"
+    elif isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
+        kind = "auth"
+    else:
+        kind = "api"
+    status = getattr(exc, "status_code", None)
+    return ProviderError(kind, f"openai-compatible: {kind}" + (f" (HTTP {status})" if status else ""))

@@ -1,0 +1,267 @@
+"""The catalog of model options, where each one processes data, and the rules
+that decide whether it may be used here (keys present, data residency).
+
+Settings are read at call time, so a changed setting takes effect at once.
+"""
+
+from dataclasses import dataclass
+from typing import Literal
+
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+
+from assistant.clients.base import ModelClient, ProviderError
+
+Provider = Literal["infomaniak", "bedrock", "anthropic", "offline"]
+Location = Literal["CH", "EU", "US", "local"]
+
+PROCESSING_LABEL: dict[str, str] = {
+    "CH": "Processed in Switzerland",
+    "EU": "Processed in the EU",
+    "US": "Processed in the US",
+    "local": "Offline demo model",
+}
+
+OFFLINE_ID = "offline"
+INFOMANIAK_DEFAULT_BASE_URL = "https://api.infomaniak.com/2/ai/{product_id}/openai/v1"
+# AWS regions in the EU or Switzerland. London (eu-west-2) is left out on
+# purpose: it is outside the EU, whatever its name says.
+BEDROCK_ALLOWED_REGIONS = frozenset(
+    {"eu-central-1", "eu-central-2", "eu-west-1", "eu-west-3", "eu-north-1", "eu-south-1", "eu-south-2"}
+)
+
+
+@dataclass(frozen=True)
+class ModelOption:
+    """One model a deployment can use. Prices are integer micro-dollars per
+    million tokens (1_000_000 = USD 1), so cost maths stays in integers."""
+
+    id: str
+    provider: Provider
+    model: str
+    location: Location
+    label: str
+    input_micros_per_mtok: int
+    output_micros_per_mtok: int
+    cache_write_micros_per_mtok: int
+    cache_read_micros_per_mtok: int
+
+    @property
+    def processing_label(self) -> str:
+        return PROCESSING_LABEL[self.location]
+
+
+def _usd(dollars: float) -> int:
+    return round(dollars * 1_000_000)
+
+
+def _option(id_, provider, model, location, label, input_, output, cache_write, cache_read) -> ModelOption:
+    prices = (_usd(input_), _usd(output), _usd(cache_write), _usd(cache_read))
+    return ModelOption(id_, provider, model, location, label, *prices)
+
+
+CATALOG: tuple[ModelOption, ...] = (
+    _option(OFFLINE_ID, "offline", "offline-demo", "local", "Offline demo model", 0, 0, 0, 0),
+    # Infomaniak: plausible list prices, NOT verified: check them against
+    # Infomaniak's AI Services price list (billed in CHF) before charging anyone.
+    # No cache discount is known, so cached tokens cost as much as input.
+    _option("infomaniak-qwen3", "infomaniak", "qwen3", "CH", "Qwen3 (Infomaniak)", 0.50, 1.50, 0.50, 0.50),
+    _option(
+        "infomaniak-mistral3",
+        "infomaniak",
+        "mistral3",
+        "CH",
+        "Mistral 3 (Infomaniak)",
+        0.20,
+        0.60,
+        0.20,
+        0.20,
+    ),
+    _option(
+        "infomaniak-gpt-oss-120b",
+        "infomaniak",
+        "openai/gpt-oss-120b",
+        "CH",
+        "gpt-oss-120b (Infomaniak)",
+        0.30,
+        1.00,
+        0.30,
+        0.30,
+    ),
+    _option(
+        "infomaniak-apertus-70b",
+        "infomaniak",
+        "swiss-ai/Apertus-70B-Instruct-2509",
+        "CH",
+        "Apertus 70B (Infomaniak)",
+        0.50,
+        1.50,
+        0.50,
+        0.50,
+    ),
+    _option(
+        "bedrock-claude-haiku-4-5",
+        "bedrock",
+        "eu.anthropic.claude-haiku-4-5-20251001-v1:0",
+        "EU",
+        "Claude Haiku 4.5 (AWS Bedrock, EU)",
+        1.00,
+        5.00,
+        1.25,
+        0.10,
+    ),
+    _option(
+        "bedrock-claude-sonnet-4-6",
+        "bedrock",
+        "eu.anthropic.claude-sonnet-4-6",
+        "EU",
+        "Claude Sonnet 4.6 (AWS Bedrock, EU)",
+        3.00,
+        15.00,
+        3.75,
+        0.30,
+    ),
+    _option(
+        "anthropic-claude-haiku-4-5",
+        "anthropic",
+        "claude-haiku-4-5",
+        "US",
+        "Claude Haiku 4.5 (Anthropic)",
+        1.00,
+        5.00,
+        1.25,
+        0.10,
+    ),
+    _option(
+        "anthropic-claude-sonnet-4-6",
+        "anthropic",
+        "claude-sonnet-4-6",
+        "US",
+        "Claude Sonnet 4.6 (Anthropic)",
+        3.00,
+        15.00,
+        3.75,
+        0.30,
+    ),
+)
+_BY_ID = {option.id: option for option in CATALOG}
+
+
+def model_option(option_id: str) -> ModelOption:
+    """The option with this id; KeyError when there is none."""
+    return _BY_ID[option_id]
+
+
+def unusable_reason(option: ModelOption, *, api_key: str = "") -> str | None:
+    """Why this option cannot be used now (missing settings, data residency),
+    or None when it can. `api_key` stands for the deployment's key (an
+    organization's own key); the residency rules apply either way."""
+    reasons = _REASONS[option.provider](option, api_key)
+    return "; ".join(reasons) or None
+
+
+def _infomaniak_reasons(option: ModelOption, api_key: str) -> list[str]:
+    reasons = [] if api_key or settings.INFOMANIAK_AI_TOKEN else ["INFOMANIAK_AI_TOKEN is not set"]
+    if not (settings.INFOMANIAK_AI_PRODUCT_ID or settings.INFOMANIAK_AI_BASE_URL):
+        reasons.append("INFOMANIAK_AI_PRODUCT_ID is not set")
+    return reasons
+
+
+def _bedrock_reasons(option: ModelOption, api_key: str) -> list[str]:
+    reasons = [] if api_key or settings.BEDROCK_API_KEY else ["BEDROCK_API_KEY is not set"]
+    region = settings.BEDROCK_REGION
+    if not region:
+        reasons.append("BEDROCK_REGION is not set")
+    elif region not in BEDROCK_ALLOWED_REGIONS:
+        reasons.append(
+            f"BEDROCK_REGION {region} is not an EU or Swiss region (allowed: {_allowed_regions()})"
+        )
+    if not option.model.startswith("eu."):
+        reasons.append(f"Bedrock model {option.model} is not an EU (eu.) inference profile")
+    return reasons
+
+
+def _anthropic_reasons(option: ModelOption, api_key: str) -> list[str]:
+    reasons = [] if api_key or settings.ANTHROPIC_API_KEY else ["ANTHROPIC_API_KEY is not set"]
+    if not (settings.DEBUG or settings.ASSISTANT_ALLOW_US_PROCESSING):
+        reasons.append("processed in the US: set ASSISTANT_ALLOW_US_PROCESSING=1 to allow it")
+    return reasons
+
+
+_REASONS = {
+    "offline": lambda option, api_key: [],
+    "infomaniak": _infomaniak_reasons,
+    "bedrock": _bedrock_reasons,
+    "anthropic": _anthropic_reasons,
+}
+
+
+def _allowed_regions() -> str:
+    return ", ".join(sorted(BEDROCK_ALLOWED_REGIONS))
+
+
+def selected_option() -> ModelOption:
+    """The option ASSISTANT_MODEL names, or the offline model when it is empty.
+    A name that is unknown or unusable is a configuration error, never a
+    silent fallback to another provider (that could move data elsewhere)."""
+    option_id = settings.ASSISTANT_MODEL
+    if not option_id:
+        return model_option(OFFLINE_ID)
+    if option_id not in _BY_ID:
+        known = ", ".join(_BY_ID)
+        raise ImproperlyConfigured(
+            f"ASSISTANT_MODEL={option_id!r} is not a known model option (known: {known})."
+        )
+    option = _BY_ID[option_id]
+    reason = unusable_reason(option)
+    if reason:
+        raise ImproperlyConfigured(f"ASSISTANT_MODEL={option_id!r} cannot be used: {reason}.")
+    return option
+
+
+def check_residency() -> None:
+    """At start-up: refuse to run with a selected model that breaks the rules,
+    or with a Bedrock region outside the EU and Switzerland (any Bedrock call,
+    with an organization's own key too, would go there). Nothing configured is fine."""
+    selected_option()
+    region = settings.BEDROCK_REGION
+    if region and region not in BEDROCK_ALLOWED_REGIONS:
+        raise ImproperlyConfigured(
+            f"BEDROCK_REGION={region!r} is not an EU or Swiss region (allowed: {_allowed_regions()})."
+        )
+
+
+def infomaniak_base_url() -> str:
+    return settings.INFOMANIAK_AI_BASE_URL or INFOMANIAK_DEFAULT_BASE_URL.format(
+        product_id=settings.INFOMANIAK_AI_PRODUCT_ID
+    )
+
+
+def client_for(option: ModelOption, *, api_key: str = "", max_retries: int = 2) -> ModelClient:
+    """A streaming client for this option. `api_key` overrides the deployment's
+    key (an organization's own). Raises ProviderError("refused") when the option
+    may not be used now, so no request leaves for a refused destination."""
+    reason = unusable_reason(option, api_key=api_key)
+    if reason:
+        raise ProviderError("refused", f"{option.id}: {reason}")
+    # Imported here so the catalog (read at start-up) does not load the SDKs.
+    if option.provider == "offline":
+        from assistant.clients.offline import OfflineModelClient
+
+        return OfflineModelClient()
+    if option.provider == "infomaniak":
+        from assistant.clients.openai_compat import OpenAICompatClient
+
+        key = api_key or settings.INFOMANIAK_AI_TOKEN
+        return OpenAICompatClient(
+            model=option.model, api_key=key, base_url=infomaniak_base_url(), max_retries=max_retries
+        )
+    from assistant.clients.anthropic_client import AnthropicClient
+
+    if option.provider == "bedrock":
+        key = api_key or settings.BEDROCK_API_KEY
+        return AnthropicClient.bedrock(
+            model=option.model, region=settings.BEDROCK_REGION, api_key=key, max_retries=max_retries
+        )
+    key = api_key or settings.ANTHROPIC_API_KEY
+    return AnthropicClient.direct(model=option.model, api_key=key, max_retries=max_retries)
