@@ -1,0 +1,61 @@
+"""The tool framework of the assistant: declare tools once, derive the rest.
+
+Host products declare a `Toolset` of `Tool`s (see `framework`); the assistant
+finds them through settings.ASSISTANT_TOOLSETS (see `registry`).
+"""
+
+from assistant.tools.framework import (
+    PROPOSE_CLASSES,
+    RUN_CLASSES,
+    TOOL_CLASSES,
+    Annotations,
+    Description,
+    Tool,
+    ToolError,
+    ToolInput,
+    ToolInputError,
+    ToolNotFound,
+    Toolset,
+    UnknownTool,
+    WrongToolClass,
+    annotations_for,
+    bound_for_model,
+    describe,
+    error_for_model,
+    execute,
+    input_schema,
+    output_schema,
+    parse_input,
+    perform,
+    result_for_model,
+    tool_spec,
+    tool_specs,
+)
+
+__all__ = [
+    "PROPOSE_CLASSES",
+    "RUN_CLASSES",
+    "TOOL_CLASSES",
+    "Annotations",
+    "Description",
+    "Tool",
+    "ToolError",
+    "ToolInput",
+    "ToolInputError",
+    "ToolNotFound",
+    "Toolset",
+    "UnknownTool",
+    "WrongToolClass",
+    "annotations_for",
+    "bound_for_model",
+    "describe",
+    "error_for_model",
+    "execute",
+    "input_schema",
+    "output_schema",
+    "parse_input",
+    "perform",
+    "result_for_model",
+    "tool_spec",
+    "tool_specs",
+]
