@@ -65,3 +65,50 @@ class Turn(models.Model):
 
     def __str__(self):
         return f"turn {self.id} ({self.status})"
+
+
+class ActionCard(models.Model):
+    """A confirm/send action proposed by the model, waiting for the person's click.
+
+    `snapshot_hash` fingerprints the tool, its input and the current state of
+    what the action touches: a click performs the action only if a fresh
+    description still has the same fingerprint.
+    """
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        CONFIRMED = "confirmed", "Confirmed"
+        CANCELLED = "cancelled", "Cancelled"
+        EXPIRED = "expired", "Expired"
+        FAILED = "failed", "Failed"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="action_cards")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="action_cards")
+    thread = models.ForeignKey(Thread, on_delete=models.CASCADE, related_name="action_cards")
+    turn = models.ForeignKey(Turn, on_delete=models.SET_NULL, null=True, related_name="action_cards")
+    tool_call = models.ForeignKey(
+        "conversations.ToolCall", on_delete=models.SET_NULL, null=True, related_name="action_cards"
+    )
+    tool_name = models.CharField(max_length=200)
+    tool_input = models.JSONField(default=dict)
+    description = models.TextField()
+    snapshot_hash = models.CharField(max_length=64)
+    trifecta_warning = models.BooleanField(default=False)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField()
+    decided_at = models.DateTimeField(null=True, blank=True)
+    result = models.JSONField(null=True, blank=True)
+    error = models.CharField(max_length=500, blank=True, default="")
+    # Set once the decision has been delivered to the model as an application event.
+    event_delivered_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["status", "expires_at"], name="card_status_expiry"),
+            models.Index(fields=["thread", "event_delivered_at"], name="card_thread_events"),
+        ]
+
+    def __str__(self):
+        return f"{self.tool_name} card ({self.status})"

@@ -183,3 +183,36 @@ ASSISTANT_HISTORY_BYTES = env_int("ASSISTANT_HISTORY_BYTES", 700_000, minimum=10
 ASSISTANT_MAX_OUTPUT_TOKENS = env_int("ASSISTANT_MAX_OUTPUT_TOKENS", 4096, minimum=1)
 # Delay between the offline model's text chunks, so streaming is visible.
 OFFLINE_MODEL_CHUNK_DELAY_MS = env_int("OFFLINE_MODEL_CHUNK_DELAY_MS", 40)
+
+# --- Celery ----------------------------------------------------------------
+# Redis when REDIS_URL is set; otherwise a broker that needs no server (a
+# folder), so `make run` works on a fresh machine. Neither redelivers a task
+# whose worker was killed: the database is the truth about turns, and a
+# sweeper re-enqueues or fails turns no worker took or finished.
+BROKER_DIR = Path(env_str("BROKER_DIR", str(RUN_DIR / "broker")))
+CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", REDIS_URL or "filesystem://")
+CELERY_BROKER_TRANSPORT_OPTIONS = (
+    {
+        "data_folder_in": str(BROKER_DIR / "queue"),
+        "data_folder_out": str(BROKER_DIR / "queue"),
+        "processed_folder": str(BROKER_DIR / "processed"),
+        "store_processed": False,
+    }
+    if CELERY_BROKER_URL.startswith("filesystem://")
+    # Above the longest turn (8 min), so Redis does not redeliver a running turn.
+    else {"visibility_timeout": 3600}
+)
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+# Seconds the web process waits for the broker before answering 503.
+CELERY_PUBLISH_TIMEOUT = env_int("CELERY_PUBLISH_TIMEOUT", 5, minimum=1)
+# "warn": a send card proposed after a turn read private data and untrusted
+# content carries a warning; "block": such a send is refused for that turn.
+ASSISTANT_TRIFECTA = env_str("ASSISTANT_TRIFECTA", "warn")
+if ASSISTANT_TRIFECTA not in ("warn", "block"):
+    raise ImproperlyConfigured("ASSISTANT_TRIFECTA must be 'warn' or 'block'.")
+ASSISTANT_CARD_LIFETIME_SECONDS = env_int("ASSISTANT_CARD_LIFETIME_SECONDS", 24 * 3600, minimum=60)

@@ -51,6 +51,12 @@ class Message(models.Model):
     role = models.CharField(max_length=10, choices=Role.choices)
     content = models.TextField(blank=True, default="")
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.COMPLETE)
+    # A note for the person about this message (why a reply stopped short);
+    # shown in the UI, never sent to the model.
+    notice = models.CharField(max_length=300, blank=True, default="")
+    # The turn that wrote this message, by id: conversations must not import
+    # the assistant app.
+    turn_id = models.UUIDField(null=True, blank=True, db_index=True)
     created_at = models.DateTimeField()
 
     class Meta:
@@ -76,6 +82,8 @@ class ToolCall(models.Model):
     result = models.JSONField(null=True, blank=True)
     is_error = models.BooleanField(default=False)
     created_at = models.DateTimeField()
+    # Null while the tool runs (the SSE stream reports started / finished).
+    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["message_id", "position"]

@@ -187,6 +187,7 @@ def _apply_conversation(thread: Thread, data: ConversationData) -> None:
                 result=call.result,
                 is_error=call.is_error,
                 created_at=message.created_at,
+                finished_at=message.created_at,
             )
             for stored, message in zip(messages, data.messages, strict=True)
             for position, call in enumerate(message.tool_calls)

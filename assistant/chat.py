@@ -1,0 +1,120 @@
+"""POST /api/chat: append the person's message and queue a turn.
+
+One transaction: the thread (created or locked), the message, the turn and
+the credit reservation. The turn is enqueued after commit; if the broker
+can't take it, everything is undone and the person is told to retry.
+"""
+
+import logging
+from dataclasses import dataclass
+from uuid import UUID
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F
+
+from assistant.history import history_bytes, load_history
+from assistant.models import Turn
+from assistant.providers import selected_option
+from conversations.models import Message, Thread
+from conversations.selectors import thread_get_for_member
+from conversations.services import ConversationBusy, message_append, thread_create
+from credits.services import credits_release, credits_reserve
+from organizations.members import Member
+
+logger = logging.getLogger("assistant.chat")
+
+
+class ConversationFull(Exception):
+    """The history is over the bound: a new conversation is needed."""
+
+
+class QueueUnavailable(Exception):
+    """The broker did not take the turn."""
+
+
+@dataclass(frozen=True)
+class SubmittedTurn:
+    thread_id: UUID
+    turn_id: UUID
+    message_id: UUID
+
+
+def chat_submit(member: Member, *, message: str, conversation_id: UUID | None) -> SubmittedTurn:
+    """Raises ConversationNotFound, ConversationBusy, ConversationFull,
+    CreditsExhausted (nothing written) or QueueUnavailable (all undone)."""
+    option = selected_option()
+    enqueue_error: list[Exception] = []
+    created_thread = conversation_id is None
+    with transaction.atomic():
+        thread = _thread_for_chat(member, conversation_id)
+        check_room_for(thread, message, created=created_thread)
+        user_message = message_append(member, thread=thread, role=Message.Role.USER, content=message)
+        turn = Turn.objects.create(
+            thread=thread, organization_id=member.organization_id, user_id=member.user_id,
+            user_message=user_message, model_option=option.id,
+        )
+        user_message.turn_id = turn.id
+        user_message.save(update_fields=["turn_id"])
+        reservation = credits_reserve(member, turn_id=turn.id)
+        turn.credit_month, turn.reserved_micros = reservation.month, reservation.micros
+        turn.save(update_fields=["credit_month", "reserved_micros"])
+        thread.status = Thread.Status.RESPONDING
+        thread.save(update_fields=["status"])
+        transaction.on_commit(lambda: _enqueue_or_note(turn.id, enqueue_error))
+    if enqueue_error:
+        chat_undo(turn_id=turn.id, thread_id=thread.id, delete_thread=created_thread)
+        raise QueueUnavailable from enqueue_error[0]
+    return SubmittedTurn(thread_id=thread.id, turn_id=turn.id, message_id=user_message.id)
+
+
+def _thread_for_chat(member: Member, conversation_id: UUID | None) -> Thread:
+    if conversation_id is None:
+        return thread_create(member)
+    # Lock the row: two messages sent at once can't both start a turn.
+    thread = thread_get_for_member(member, conversation_id, for_update=True)
+    if thread.status == Thread.Status.RESPONDING:
+        raise ConversationBusy
+    return thread
+
+
+def check_room_for(thread: Thread, message: str, *, created: bool) -> None:
+    used = 0 if created else history_bytes(load_history(thread.id))
+    if used + len(message.encode()) > settings.ASSISTANT_HISTORY_BYTES:
+        raise ConversationFull
+
+
+def _enqueue_or_note(turn_id: UUID, errors: list[Exception]) -> None:
+    try:
+        enqueue_turn(turn_id)
+    except Exception as error:  # any broker failure: the caller undoes the turn
+        logger.warning("turn_enqueue_failed", extra={"turn_id": str(turn_id), "error_type": type(error).__name__})
+        errors.append(error)
+
+
+def enqueue_turn(turn_id: UUID) -> None:
+    from assistant.tasks import run_turn_task
+    from config.celery import ensure_broker_folders
+
+    ensure_broker_folders()
+    Turn.objects.filter(id=turn_id).update(enqueue_attempts=F("enqueue_attempts") + 1)
+    run_turn_task.apply_async(
+        args=[str(turn_id)],
+        retry=True,
+        retry_policy={"max_retries": 1, "interval_start": 0, "interval_step": 0.5,
+                      "timeout": settings.CELERY_PUBLISH_TIMEOUT},
+    )
+
+
+def chat_undo(*, turn_id: UUID, thread_id: UUID, delete_thread: bool) -> None:
+    """Undo a submitted turn that no broker took: release the reservation
+    (no model call was made) and remove the turn and the message."""
+    with transaction.atomic():
+        credits_release(turn_id=turn_id, reason="queue_unavailable", job="chat_submit")
+        turn = Turn.objects.select_for_update().get(id=turn_id)
+        Message.objects.filter(turn_id=turn_id).delete()
+        turn.delete()
+        if delete_thread:
+            Thread.objects.filter(id=thread_id).delete()
+        else:
+            Thread.objects.filter(id=thread_id).update(status=Thread.Status.IDLE)
