@@ -1,0 +1,1 @@
+"""Fakes of what cannot run in tests: the model providers."""
