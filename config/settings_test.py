@@ -15,7 +15,11 @@ from config.settings import DATABASES, RUN_DIR  # noqa: E402
 
 RUN_DIR.mkdir(parents=True, exist_ok=True)
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    DATABASES["default"]["TEST"] = {"NAME": str(RUN_DIR / "test-db.sqlite3")}
+    # A file (worker processes started by tests open it too), one per test
+    # process so that concurrent runs don't share it.
+    DATABASES["default"]["TEST"] = {
+        "NAME": os.environ.get("TEST_SQLITE_NAME") or str(RUN_DIR / f"test-db-{os.getpid()}.sqlite3")
+    }
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
