@@ -10,3 +10,6 @@ urlpatterns = [
     path("api/", include("credits.urls")),
     path("api/", include("assistant.urls")),
 ]
+
+# The browser UI (login, chat, data page).
+urlpatterns += [path("", include("assistant.web.urls"))]
