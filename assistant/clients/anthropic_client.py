@@ -5,6 +5,7 @@ construction differs (Bedrock streams AWS event-stream frames, which the SDK
 decodes with botocore).
 """
 
+import logging
 from collections.abc import Iterator
 from typing import Any
 
@@ -34,6 +35,12 @@ _STOP_REASONS: dict[str, StopReason] = {
     "max_tokens": "max_tokens",
     "refusal": "refusal",
 }
+# At DEBUG, the SDK logs each request's body (the conversation) and botocore each
+# decoded Bedrock frame (the replies, raw provider errors). Neither may ever be
+# logged, whatever LOG_LEVEL says.
+for _logger in ("anthropic", "botocore"):
+    logging.getLogger(_logger).setLevel(logging.INFO)
+
 # Caching the prompt prefix pays for itself from the second step of a turn on:
 # each step re-sends the whole history.
 _CACHE = {"cache_control": {"type": "ephemeral"}}
