@@ -1,0 +1,79 @@
+"""`manage.py credits_audit`: account totals re-derived from the ledger."""
+
+import io
+
+import pytest
+from django.core.management import ManagementUtility, call_command
+from django.core.management.base import CommandError
+from django.db.models import F
+
+from credits.models import CreditAccount
+from credits.services import credits_grant, credits_reserve, credits_settle
+from tests.credits.support import FEBRUARY_FIRST_MINUTE, JANUARY_LAST_MINUTE, new_turn
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def activity(owner, outsider, staff):
+    """Two organizations, two months, every kind of movement."""
+    january_turn = new_turn()
+    credits_reserve(owner.member, turn_id=january_turn, now=JANUARY_LAST_MINUTE)
+    credits_reserve(owner.member, turn_id=new_turn(), now=FEBRUARY_FIRST_MINUTE)
+    credits_reserve(outsider.member, turn_id=new_turn(), now=FEBRUARY_FIRST_MINUTE)
+    credits_settle(turn_id=january_turn, cost_micros=77_777)
+    credits_grant(
+        organization=owner.organization, credits=5, staff_user=staff, reason="r", now=FEBRUARY_FIRST_MINUTE
+    )
+
+
+def audit() -> tuple[str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    call_command("credits_audit", stdout=out, stderr=err)
+    return out.getvalue(), err.getvalue()
+
+
+def test_audit_is_clean_after_every_kind_of_movement(activity):
+    out, err = audit()
+
+    assert "match" in out and err == ""
+
+
+def test_audit_names_the_tampered_account_and_field(activity, acme):
+    tampered = CreditAccount.objects.get(organization=acme, month="2026-02")
+    CreditAccount.objects.filter(pk=tampered.pk).update(reserved_micros=F("reserved_micros") + 1)
+    err = io.StringIO()
+
+    with pytest.raises(CommandError) as failed:
+        call_command("credits_audit", stderr=err)
+
+    assert failed.value.returncode == 1
+    assert err.getvalue().strip() == (
+        f"account {tampered.pk} (acme 2026-02): reserved_micros is 30001 but its ledger gives 30000"
+    )
+
+
+def test_audit_reports_every_mismatch(activity, acme):
+    CreditAccount.objects.filter(organization=acme).update(used_micros=F("used_micros") + 5)
+    err = io.StringIO()
+
+    with pytest.raises(CommandError, match="2 credit account"):
+        call_command("credits_audit", stderr=err)
+
+    assert err.getvalue().count("used_micros") == 2
+
+
+def test_audit_exits_non_zero_from_the_command_line(activity, acme, capsys):
+    CreditAccount.objects.filter(organization=acme, month="2026-01").update(granted_micros=0)
+
+    with pytest.raises(SystemExit) as exited:
+        ManagementUtility(["manage.py", "credits_audit"]).execute()
+
+    assert exited.value.code != 0
+    assert "(acme 2026-01): granted_micros is 0" in capsys.readouterr().err
+
+
+def test_audit_of_an_empty_database_is_clean(db):
+    out, _ = audit()
+
+    assert "match" in out
