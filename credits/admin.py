@@ -10,6 +10,7 @@ from django.core.exceptions import PermissionDenied
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
+from django.utils.html import format_html
 
 from credits.models import CreditAccount, LedgerEntry
 from credits.money import credits_from_micros
@@ -36,31 +37,6 @@ class GrantCreditsForm(forms.Form):
     reason = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), max_length=2000)
 
 
-class LedgerEntryInline(admin.TabularInline):
-    model = LedgerEntry
-    fields = [
-        "created_at",
-        "kind",
-        "turn_id",
-        "granted_delta",
-        "used_delta",
-        "reserved_delta",
-        "actor",
-        "job",
-        "reason",
-    ]
-    readonly_fields = fields
-    extra = 0
-    can_delete = False
-    show_change_link = True
-
-    def has_add_permission(self, request, obj=None):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-
 @admin.register(CreditAccount)
 class CreditAccountAdmin(ReadOnlyAdmin):
     list_display = [
@@ -74,12 +50,19 @@ class CreditAccountAdmin(ReadOnlyAdmin):
     list_filter = ["month", "organization"]
     search_fields = ["organization__slug", "organization__name", "month"]
     list_select_related = ["organization"]
-    inlines = [LedgerEntryInline]
+    # A busy month has thousands of entries: link to the ledger's paginated
+    # list instead of inlining them all on the account's page.
+    readonly_fields = ["organization", "month", "granted_micros", "used_micros", "reserved_micros", "ledger"]
     change_list_template = "admin/credits/creditaccount/change_list.html"
 
     @admin.display(description="remaining (credits, rounded down)")
     def remaining_credits(self, account):
         return credits_from_micros(account.remaining_micros)
+
+    @admin.display(description="ledger")
+    def ledger(self, account):
+        url = reverse("admin:credits_ledgerentry_changelist") + f"?account={account.pk}"
+        return format_html('<a href="{}">{} entries</a>', url, account.entries.count())
 
     def get_urls(self):
         grant = path(

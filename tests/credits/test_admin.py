@@ -113,3 +113,14 @@ def test_accounts_and_ledger_cannot_be_added_changed_or_deleted(admin_client, en
     assert (add.status_code, change.status_code, delete.status_code) == (403, 403, 403)
     assert bulk.status_code in (200, 302)
     assert (CreditAccount.objects.get().reserved_micros, LedgerEntry.objects.count()) == before
+
+
+def test_an_account_page_links_to_its_ledger(admin_client, entry, staff, acme):
+    account_page = admin_client.get(reverse("admin:credits_creditaccount_change", args=[entry.account_id]))
+    ledger_url = reverse("admin:credits_ledgerentry_changelist") + f"?account={entry.account_id}"
+
+    assert ledger_url in account_page.content.decode()
+    assert "2 entries" in account_page.content.decode()
+    ledger = admin_client.get(ledger_url)
+    assert ledger.status_code == 200
+    assert ledger.context["cl"].result_count == 2
