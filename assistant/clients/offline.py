@@ -152,21 +152,22 @@ def _summary(result: ToolResult) -> str:
     if result.is_error:
         return f"That did not work: {data.get('error') or result.content}"
     if data.get("status") == "awaiting_confirmation":
-        return (
-            f"I have prepared this: {data.get('description', '')}. It awaits your confirmation on the card."
-        )
+        description = str(data.get("description", "")).rstrip(".")
+        return f"I have prepared this: {description}. It awaits your confirmation on the card."
     if "notes" in data:
         titles = [f'"{note["title"]}"' for note in data["notes"]]
         return f"I found {len(titles)} note(s): {', '.join(titles)}." if titles else "No notes matched."
     if "messages" in data:
         lines = [f"{m['sender']}: {m['subject']}" for m in data["messages"]]
-        return (
-            f"Your inbox has {len(lines)} message(s): " + "; ".join(lines) + "."
-            if lines
-            else "Your inbox is empty."
-        )
+        if not lines:
+            return "Your inbox is empty."
+        return f"Your inbox has {len(lines)} message(s): {'; '.join(lines)}."
     if "body" in data and "title" in data:
         return f'The note "{data["title"]}" says: {data["body"]}'
+    if data.get("deleted"):
+        return f'I deleted the note "{data.get("title", "")}".'
+    if "to" in data and "subject" in data:
+        return f'I sent the e-mail "{data["subject"]}" to {data["to"]}.'
     if "title" in data:
         return f'I created the note "{data["title"]}".'
     return "Done."
