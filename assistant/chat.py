@@ -101,8 +101,8 @@ def enqueue_turn(turn_id: UUID) -> None:
     run_turn_task.apply_async(
         args=[str(turn_id)],
         retry=True,
-        retry_policy={"max_retries": 1, "interval_start": 0, "interval_step": 0.5,
-                      "timeout": settings.CELERY_PUBLISH_TIMEOUT},
+        # Fail fast: the person is waiting for the answer (503, then retry).
+        retry_policy={"max_retries": 1, "interval_start": 0, "interval_step": 0.5, "interval_max": 0.5},
     )
 
 

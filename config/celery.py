@@ -1,6 +1,6 @@
 import os
 
-from celery import Celery
+from celery import Celery, signals
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
@@ -17,3 +17,9 @@ def ensure_broker_folders() -> None:
     for key in ("data_folder_in", "processed_folder"):
         if key in options:
             os.makedirs(options[key], exist_ok=True)
+
+
+@signals.worker_init.connect
+@signals.beat_init.connect
+def _create_broker_folders(**kwargs) -> None:
+    ensure_broker_folders()

@@ -199,8 +199,13 @@ CELERY_BROKER_TRANSPORT_OPTIONS = (
         "store_processed": False,
     }
     if CELERY_BROKER_URL.startswith("filesystem://")
-    # Above the longest turn (8 min), so Redis does not redeliver a running turn.
-    else {"visibility_timeout": 3600}
+    # Above the longest turn (8 min), so Redis does not redeliver a running
+    # turn; short connect timeouts so a publish to a dead Redis fails fast (503).
+    else {
+        "visibility_timeout": 3600,
+        "socket_connect_timeout": env_int("CELERY_PUBLISH_TIMEOUT", 3, minimum=1),
+        "socket_timeout": 10,
+    }
 )
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
@@ -208,8 +213,6 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
-# Seconds the web process waits for the broker before answering 503.
-CELERY_PUBLISH_TIMEOUT = env_int("CELERY_PUBLISH_TIMEOUT", 5, minimum=1)
 # "warn": a send card proposed after a turn read private data and untrusted
 # content carries a warning; "block": such a send is refused for that turn.
 ASSISTANT_TRIFECTA = env_str("ASSISTANT_TRIFECTA", "warn")

@@ -6,6 +6,7 @@ starts.
 """
 
 import os
+from pathlib import Path
 
 os.environ.setdefault("SECRET_KEY", "test-only-secret-key-not-for-production")
 os.environ.setdefault("DEBUG", "0")
@@ -27,3 +28,14 @@ ALLOWED_HOSTS = ["*"]
 SESSION_COOKIE_SECURE = False
 CSRF_COOKIE_SECURE = False
 OFFLINE_MODEL_CHUNK_DELAY_MS = 0
+
+# A broker folder per test process; worker processes started by tests get the
+# same folder through BROKER_DIR.
+BROKER_DIR = Path(os.environ.get("BROKER_DIR") or RUN_DIR / f"test-broker-{os.getpid()}")
+if CELERY_BROKER_URL.startswith("filesystem://"):  # noqa: F405
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(BROKER_DIR / "queue"),
+        "data_folder_out": str(BROKER_DIR / "queue"),
+        "processed_folder": str(BROKER_DIR / "processed"),
+        "store_processed": False,
+    }

@@ -1,0 +1,43 @@
+"""`make run`: create, once, a demo organization with a demo login and a staff login."""
+
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+from django.core.management.base import BaseCommand
+from django.db import transaction
+
+from assistant.providers import selected_option
+from organizations.models import Membership, Organization
+
+DEMO_ORGANIZATION = "demo"
+DEMO_USER, DEMO_PASSWORD = "demo", "demo-password"  # noqa: S105 - a local demo login, printed on purpose
+STAFF_USER, STAFF_PASSWORD = "admin", "admin-password"  # noqa: S105
+
+
+class Command(BaseCommand):
+    help = "Create the demo organization, a demo person and a staff login (idempotent)."
+
+    def handle(self, *args, **options):
+        with transaction.atomic():
+            organization, _ = Organization.objects.get_or_create(
+                slug=DEMO_ORGANIZATION, defaults={"name": "Demo organization", "monthly_credits": 1000}
+            )
+            person = self._user(DEMO_USER, DEMO_PASSWORD, staff=False)
+            staff = self._user(STAFF_USER, STAFF_PASSWORD, staff=True)
+            Membership.objects.get_or_create(organization=organization, user=person)
+            Membership.objects.get_or_create(organization=organization, user=staff,
+                                             defaults={"role": Membership.Role.ADMIN})
+        call_command("seed_demo_workspace", DEMO_ORGANIZATION, DEMO_USER, verbosity=0)
+        option = selected_option()
+        self.stdout.write(
+            "\n  The assistant engine runs on http://127.0.0.1:8000\n"
+            f"  Log in as {DEMO_USER} / {DEMO_PASSWORD}   (staff admin: {STAFF_USER} / {STAFF_PASSWORD} at /admin/)\n"
+            f"  Model: {option.label} ({option.processing_label})\n"
+        )
+
+    @staticmethod
+    def _user(username: str, password: str, *, staff: bool):
+        User = get_user_model()
+        user = User.objects.filter(username=username).first()
+        if user is None:
+            user = User.objects.create_user(username=username, password=password, is_staff=staff, is_superuser=staff)
+        return user
