@@ -63,7 +63,8 @@ def test_a_long_result_reaches_the_model_truncated_with_a_marker_but_is_stored_w
     assert len(stored.result["body"]) == 50_000
     sent = client.requests[1].history[-1].results[0].content
     assert sent.startswith('{"id":') and len(sent) < 20_100
-    assert sent.endswith("…[truncated: showed 20000 of %d characters]" % len(json.dumps(stored.result, ensure_ascii=False, separators=(",", ":"))))
+    full = len(json.dumps(stored.result, ensure_ascii=False, separators=(",", ":")))
+    assert sent.endswith(f"…[truncated: showed 20000 of {full} characters]")
 
 
 def test_invalid_input_becomes_an_error_the_model_corrects(owner):

@@ -44,7 +44,12 @@ def stored_conversation(conversation_id=None, *, updated_at=None, title="Offline
         "messages": messages
         if messages is not None
         else [
-            {"id": str(uuid.uuid4()), "role": "user", "content": "Find my notes about Zurich", "createdAt": iso(BASE_TIME)},
+            {
+                "id": str(uuid.uuid4()),
+                "role": "user",
+                "content": "Find my notes about Zurich",
+                "createdAt": iso(BASE_TIME),
+            },
             {
                 "id": str(uuid.uuid4()),
                 "role": "assistant",
