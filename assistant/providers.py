@@ -5,6 +5,7 @@ Settings are read at call time, so a changed setting takes effect at once.
 """
 
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Literal
 
 from django.conf import settings
@@ -51,97 +52,99 @@ class ModelOption:
         return PROCESSING_LABEL[self.location]
 
 
-def _usd(dollars: float) -> int:
-    return round(dollars * 1_000_000)
+def _prices(*, input: str, output: str, cache_write: str, cache_read: str) -> dict[str, int]:
+    """List prices in USD per million tokens (as decimal strings, so no float
+    rounding) as the option's integer micro-dollar fields."""
+
+    def micros(usd: str) -> int:
+        return int(Decimal(usd) * 1_000_000)
+
+    return {
+        "input_micros_per_mtok": micros(input),
+        "output_micros_per_mtok": micros(output),
+        "cache_write_micros_per_mtok": micros(cache_write),
+        "cache_read_micros_per_mtok": micros(cache_read),
+    }
 
 
-def _option(id_, provider, model, location, label, input_, output, cache_write, cache_read) -> ModelOption:
-    prices = (_usd(input_), _usd(output), _usd(cache_write), _usd(cache_read))
-    return ModelOption(id_, provider, model, location, label, *prices)
-
+HAIKU_4_5 = _prices(input="1", output="5", cache_write="1.25", cache_read="0.10")
+SONNET_4_6 = _prices(input="3", output="15", cache_write="3.75", cache_read="0.30")
 
 CATALOG: tuple[ModelOption, ...] = (
-    _option(OFFLINE_ID, "offline", "offline-demo", "local", "Offline demo model", 0, 0, 0, 0),
+    ModelOption(
+        id=OFFLINE_ID,
+        provider="offline",
+        model="offline-demo",
+        location="local",
+        label="Offline demo model",
+        **_prices(input="0", output="0", cache_write="0", cache_read="0"),
+    ),
     # Infomaniak: plausible list prices, NOT verified: check them against
     # Infomaniak's AI Services price list (billed in CHF) before charging anyone.
     # No cache discount is known, so cached tokens cost as much as input.
-    _option("infomaniak-qwen3", "infomaniak", "qwen3", "CH", "Qwen3 (Infomaniak)", 0.50, 1.50, 0.50, 0.50),
-    _option(
-        "infomaniak-mistral3",
-        "infomaniak",
-        "mistral3",
-        "CH",
-        "Mistral 3 (Infomaniak)",
-        0.20,
-        0.60,
-        0.20,
-        0.20,
+    ModelOption(
+        id="infomaniak-qwen3",
+        provider="infomaniak",
+        model="qwen3",
+        location="CH",
+        label="Qwen3 (Infomaniak)",
+        **_prices(input="0.50", output="1.50", cache_write="0.50", cache_read="0.50"),
     ),
-    _option(
-        "infomaniak-gpt-oss-120b",
-        "infomaniak",
-        "openai/gpt-oss-120b",
-        "CH",
-        "gpt-oss-120b (Infomaniak)",
-        0.30,
-        1.00,
-        0.30,
-        0.30,
+    ModelOption(
+        id="infomaniak-mistral3",
+        provider="infomaniak",
+        model="mistral3",
+        location="CH",
+        label="Mistral 3 (Infomaniak)",
+        **_prices(input="0.20", output="0.60", cache_write="0.20", cache_read="0.20"),
     ),
-    _option(
-        "infomaniak-apertus-70b",
-        "infomaniak",
-        "swiss-ai/Apertus-70B-Instruct-2509",
-        "CH",
-        "Apertus 70B (Infomaniak)",
-        0.50,
-        1.50,
-        0.50,
-        0.50,
+    ModelOption(
+        id="infomaniak-gpt-oss-120b",
+        provider="infomaniak",
+        model="openai/gpt-oss-120b",
+        location="CH",
+        label="gpt-oss-120b (Infomaniak)",
+        **_prices(input="0.30", output="1.00", cache_write="0.30", cache_read="0.30"),
     ),
-    _option(
-        "bedrock-claude-haiku-4-5",
-        "bedrock",
-        "eu.anthropic.claude-haiku-4-5-20251001-v1:0",
-        "EU",
-        "Claude Haiku 4.5 (AWS Bedrock, EU)",
-        1.00,
-        5.00,
-        1.25,
-        0.10,
+    ModelOption(
+        id="infomaniak-apertus-70b",
+        provider="infomaniak",
+        model="swiss-ai/Apertus-70B-Instruct-2509",
+        location="CH",
+        label="Apertus 70B (Infomaniak)",
+        **_prices(input="0.50", output="1.50", cache_write="0.50", cache_read="0.50"),
     ),
-    _option(
-        "bedrock-claude-sonnet-4-6",
-        "bedrock",
-        "eu.anthropic.claude-sonnet-4-6",
-        "EU",
-        "Claude Sonnet 4.6 (AWS Bedrock, EU)",
-        3.00,
-        15.00,
-        3.75,
-        0.30,
+    ModelOption(
+        id="bedrock-claude-haiku-4-5",
+        provider="bedrock",
+        model="eu.anthropic.claude-haiku-4-5-20251001-v1:0",
+        location="EU",
+        label="Claude Haiku 4.5 (AWS Bedrock, EU)",
+        **HAIKU_4_5,
     ),
-    _option(
-        "anthropic-claude-haiku-4-5",
-        "anthropic",
-        "claude-haiku-4-5",
-        "US",
-        "Claude Haiku 4.5 (Anthropic)",
-        1.00,
-        5.00,
-        1.25,
-        0.10,
+    ModelOption(
+        id="bedrock-claude-sonnet-4-6",
+        provider="bedrock",
+        model="eu.anthropic.claude-sonnet-4-6",
+        location="EU",
+        label="Claude Sonnet 4.6 (AWS Bedrock, EU)",
+        **SONNET_4_6,
     ),
-    _option(
-        "anthropic-claude-sonnet-4-6",
-        "anthropic",
-        "claude-sonnet-4-6",
-        "US",
-        "Claude Sonnet 4.6 (Anthropic)",
-        3.00,
-        15.00,
-        3.75,
-        0.30,
+    ModelOption(
+        id="anthropic-claude-haiku-4-5",
+        provider="anthropic",
+        model="claude-haiku-4-5",
+        location="US",
+        label="Claude Haiku 4.5 (Anthropic)",
+        **HAIKU_4_5,
+    ),
+    ModelOption(
+        id="anthropic-claude-sonnet-4-6",
+        provider="anthropic",
+        model="claude-sonnet-4-6",
+        location="US",
+        label="Claude Sonnet 4.6 (Anthropic)",
+        **SONNET_4_6,
     ),
 )
 _BY_ID = {option.id: option for option in CATALOG}
@@ -154,8 +157,8 @@ def model_option(option_id: str) -> ModelOption:
 
 def unusable_reason(option: ModelOption, *, api_key: str = "") -> str | None:
     """Why this option cannot be used now (missing settings, data residency),
-    or None when it can. `api_key` stands for the deployment's key (an
-    organization's own key); the residency rules apply either way."""
+    or None when it can. `api_key`, an organization's own key, stands in for
+    the deployment's; the residency rules apply either way."""
     reasons = _REASONS[option.provider](option, api_key)
     return "; ".join(reasons) or None
 
@@ -173,9 +176,7 @@ def _bedrock_reasons(option: ModelOption, api_key: str) -> list[str]:
     if not region:
         reasons.append("BEDROCK_REGION is not set")
     elif region not in BEDROCK_ALLOWED_REGIONS:
-        reasons.append(
-            f"BEDROCK_REGION {region} is not an EU or Swiss region (allowed: {_allowed_regions()})"
-        )
+        reasons.append(f"BEDROCK_REGION {region} is not an EU or Swiss region (allowed: {_allowed_regions()})")
     if not option.model.startswith("eu."):
         reasons.append(f"Bedrock model {option.model} is not an EU (eu.) inference profile")
     return reasons
@@ -209,9 +210,7 @@ def selected_option() -> ModelOption:
         return model_option(OFFLINE_ID)
     if option_id not in _BY_ID:
         known = ", ".join(_BY_ID)
-        raise ImproperlyConfigured(
-            f"ASSISTANT_MODEL={option_id!r} is not a known model option (known: {known})."
-        )
+        raise ImproperlyConfigured(f"ASSISTANT_MODEL={option_id!r} is not a known model option (known: {known}).")
     option = _BY_ID[option_id]
     reason = unusable_reason(option)
     if reason:

@@ -52,9 +52,7 @@ class AnthropicClient:
         self.model = model
 
     @classmethod
-    def direct(
-        cls, *, model: str, api_key: str, max_retries: int = 2, timeout: float = 300.0
-    ) -> "AnthropicClient":
+    def direct(cls, *, model: str, api_key: str, max_retries: int = 2, timeout: float = 300.0) -> "AnthropicClient":
         # base_url is left to the SDK, which honours ANTHROPIC_BASE_URL.
         return cls(anthropic.Anthropic(api_key=api_key, max_retries=max_retries, timeout=timeout), model)
 
@@ -63,9 +61,7 @@ class AnthropicClient:
         cls, *, model: str, region: str, api_key: str, max_retries: int = 2, timeout: float = 300.0
     ) -> "AnthropicClient":
         # The endpoint follows the region unless ANTHROPIC_BEDROCK_BASE_URL says otherwise.
-        sdk = anthropic.AnthropicBedrock(
-            aws_region=region, api_key=api_key, max_retries=max_retries, timeout=timeout
-        )
+        sdk = anthropic.AnthropicBedrock(aws_region=region, api_key=api_key, max_retries=max_retries, timeout=timeout)
         return cls(sdk, model)
 
     def stream(self, request: ModelRequest) -> Iterator[StreamEvent]:

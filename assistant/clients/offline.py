@@ -57,9 +57,7 @@ class _Call:
 _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     (
         "email",
-        re.compile(
-            r"send (?:an )?e-?mail to (?P<to>[^\s@]+@[^\s@]+?) (?:saying|that says) (?P<body>.+)", re.I | re.S
-        ),
+        re.compile(r"send (?:an )?e-?mail to (?P<to>[^\s@]+@[^\s@]+?) (?:saying|that says) (?P<body>.+)", re.I | re.S),
     ),
     ("email", re.compile(r"\be-?mail (?P<body>.+) to (?P<to>[^\s@]+@[^\s@]+?)$", re.I | re.S)),
     ("search", re.compile(r"search (?:my |the )?notes (?:for|about) (?P<query>.+)", re.I | re.S)),
@@ -120,9 +118,7 @@ def parse_intent(text: str) -> Intent | None:
 def _first_call(intent: Intent) -> _Call:
     args = intent.args
     if intent.action == "email":
-        return _Call(
-            "send_email", {"to": args["to"], "subject": _subject(args["body"]), "body": args["body"]}
-        )
+        return _Call("send_email", {"to": args["to"], "subject": _subject(args["body"]), "body": args["body"]})
     if intent.action == "inbox":
         return _Call("read_inbox", {})
     if intent.action == "create":

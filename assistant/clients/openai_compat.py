@@ -34,13 +34,9 @@ _STOP_REASONS: dict[str, StopReason] = {
 
 
 class OpenAICompatClient:
-    def __init__(
-        self, *, model: str, api_key: str, base_url: str, max_retries: int = 2, timeout: float = 300.0
-    ):
+    def __init__(self, *, model: str, api_key: str, base_url: str, max_retries: int = 2, timeout: float = 300.0):
         self.model = model
-        self._sdk = openai.OpenAI(
-            api_key=api_key, base_url=base_url, max_retries=max_retries, timeout=timeout
-        )
+        self._sdk = openai.OpenAI(api_key=api_key, base_url=base_url, max_retries=max_retries, timeout=timeout)
 
     def stream(self, request: ModelRequest) -> Iterator[StreamEvent]:
         try:

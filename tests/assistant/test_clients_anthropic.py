@@ -23,9 +23,7 @@ from assistant.clients.base import (
 from assistant.providers import client_for, model_option
 from tests.fakes.wire_servers import WireServer, anthropic_events, anthropic_sse, json_reply
 
-SEARCH = ToolSpec(
-    "search_notes", "Search the notes", {"type": "object", "properties": {"query": {"type": "string"}}}
-)
+SEARCH = ToolSpec("search_notes", "Search the notes", {"type": "object", "properties": {"query": {"type": "string"}}})
 LEAK = "RAW-PROVIDER-TEXT echoing the secret prompt"
 
 
@@ -93,17 +91,13 @@ def test_sends_history_as_content_blocks_with_tool_results_in_a_user_message(ser
     history = [
         UserText("find budget"),
         AssistantReply("Searching.", (ToolUse("toolu_1", "search_notes", {"query": "budget"}),)),
-        ToolResults(
-            (ToolResult("toolu_1", '{"notes": []}'), ToolResult("toolu_9", "refused", is_error=True))
-        ),
+        ToolResults((ToolResult("toolu_1", '{"notes": []}'), ToolResult("toolu_9", "refused", is_error=True))),
         UserText("thanks"),
         AssistantReply(""),  # an empty reply: the API refuses empty content
         UserText("bye"),
     ]
 
-    list(
-        make_client().stream(ModelRequest(system="Be brief.", history=history, tools=[SEARCH], max_tokens=77))
-    )
+    list(make_client().stream(ModelRequest(system="Be brief.", history=history, tools=[SEARCH], max_tokens=77)))
 
     request = server.requests[0]
     assert request.path == "/v1/messages"
@@ -254,9 +248,7 @@ def test_client_for_anthropic_direct_uses_the_key_when_us_processing_is_allowed(
     assert streamed[0] == TextDelta("Hi")
     request = server.requests[0]
     assert request.json()["model"] == "claude-sonnet-4-6"
-    assert "sk-from-settings" in (
-        request.headers.get("x-api-key", "") + request.headers.get("authorization", "")
-    )
+    assert "sk-from-settings" in (request.headers.get("x-api-key", "") + request.headers.get("authorization", ""))
 
 
 def test_client_for_anthropic_direct_refuses_us_processing_and_sends_nothing(server, settings):

@@ -27,9 +27,7 @@ from tests.fakes.wire_servers import (
     json_reply,
 )
 
-SEARCH = ToolSpec(
-    "search_notes", "Search the notes", {"type": "object", "properties": {"query": {"type": "string"}}}
-)
+SEARCH = ToolSpec("search_notes", "Search the notes", {"type": "object", "properties": {"query": {"type": "string"}}})
 LEAK = "RAW-PROVIDER-TEXT echoing the secret prompt"
 HAIKU = "eu.anthropic.claude-haiku-4-5-20251001-v1:0"
 
@@ -156,6 +154,4 @@ def test_the_conversation_is_not_logged_even_at_debug_level(server, caplog):
     list(haiku().stream(ask()))
 
     assert "find budget" not in caplog.text
-    assert not [
-        r for r in caplog.records if r.name.startswith(("anthropic", "botocore")) and r.levelno < logging.INFO
-    ]
+    assert not [r for r in caplog.records if r.name.startswith(("anthropic", "botocore")) and r.levelno < logging.INFO]

@@ -30,9 +30,7 @@ from tests.fakes.wire_servers import (
     openai_usage_chunk,
 )
 
-SEARCH = ToolSpec(
-    "search_notes", "Search the notes", {"type": "object", "properties": {"query": {"type": "string"}}}
-)
+SEARCH = ToolSpec("search_notes", "Search the notes", {"type": "object", "properties": {"query": {"type": "string"}}})
 LEAK = "RAW-PROVIDER-TEXT echoing the secret prompt"
 
 
@@ -43,9 +41,7 @@ def server():
 
 
 def make_client(server: WireServer, **kwargs) -> OpenAICompatClient:
-    return OpenAICompatClient(
-        model="qwen3", api_key="tok-123", base_url=server.url + "/v1", max_retries=0, **kwargs
-    )
+    return OpenAICompatClient(model="qwen3", api_key="tok-123", base_url=server.url + "/v1", max_retries=0, **kwargs)
 
 
 def ask(text: str = "hello", tools=(SEARCH,)) -> ModelRequest:
@@ -93,11 +89,7 @@ def test_sends_history_tools_and_stream_flags_in_the_chat_completions_shape(serv
         UserText("thanks"),
     ]
 
-    list(
-        make_client(server).stream(
-            ModelRequest(system="Be brief.", history=history, tools=[SEARCH], max_tokens=77)
-        )
-    )
+    list(make_client(server).stream(ModelRequest(system="Be brief.", history=history, tools=[SEARCH], max_tokens=77)))
 
     request = server.requests[0]
     assert request.path == "/v1/chat/completions"

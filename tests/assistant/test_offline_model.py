@@ -36,9 +36,7 @@ NOTES = json.dumps(
 
 
 def run(history, tools=WORKSPACE_TOOLS):
-    return list(
-        OfflineModelClient().stream(ModelRequest(system="You help.", history=history, tools=list(tools)))
-    )
+    return list(OfflineModelClient().stream(ModelRequest(system="You help.", history=history, tools=list(tools))))
 
 
 def calls(events):
@@ -139,9 +137,7 @@ def test_a_tool_that_is_not_offered_is_not_called():
 def test_tool_call_ids_are_deterministic_and_differ_between_steps():
     first = calls(run([UserText("delete the note Groceries")]))[0]
     again = calls(run([UserText("delete the note Groceries")]))[0]
-    second = calls(
-        run(after_call("delete the note Groceries", "search_notes", {"query": "Groceries"}, NOTES))
-    )[0]
+    second = calls(run(after_call("delete the note Groceries", "search_notes", {"query": "Groceries"}, NOTES)))[0]
 
     assert first.id == again.id
     assert first.id.startswith("offline_") and second.id.startswith("offline_")
@@ -171,9 +167,7 @@ def test_a_delete_request_whose_search_found_nothing_says_so_and_stops():
 
 def test_a_delete_request_whose_search_failed_reports_the_error_instead_of_deleting():
     events = run(
-        after_call(
-            "delete the note Taxes", "search_notes", {"query": "Taxes"}, "search is down", is_error=True
-        )
+        after_call("delete the note Taxes", "search_notes", {"query": "Taxes"}, "search is down", is_error=True)
     )
 
     assert not calls(events)
@@ -185,10 +179,7 @@ def test_a_proposed_action_is_summarised_as_awaiting_confirmation():
     events = run(after_call("delete the note Groceries", "delete_note", {"note_id": 7}, json.dumps(card)))
 
     assert not calls(events)
-    assert (
-        text(events)
-        == "I have prepared this: Delete the note “Groceries”. It awaits your confirmation on the card."
-    )
+    assert text(events) == "I have prepared this: Delete the note “Groceries”. It awaits your confirmation on the card."
     assert events[-1] == Stop("end_turn")
 
 

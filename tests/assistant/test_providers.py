@@ -184,9 +184,7 @@ def test_the_allowed_regions_are_exactly_the_eu_and_zurich_ones():
     }
 
 
-@pytest.mark.parametrize(
-    "region", ["eu-west-2", "us-east-1", "us-west-2", "ap-southeast-1", "eu-central-9", "EU"]
-)
+@pytest.mark.parametrize("region", ["eu-west-2", "us-east-1", "us-west-2", "ap-southeast-1", "eu-central-9", "EU"])
 def test_bedrock_outside_the_eu_and_switzerland_is_refused(bedrock_ready, region):
     bedrock_ready.BEDROCK_REGION = region
 

@@ -143,9 +143,7 @@ def anthropic_events(
     ]
     index = 0
     if text:
-        events.append(
-            {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}
-        )
+        events.append({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}})
         events += [
             {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": piece}}
             for piece in text

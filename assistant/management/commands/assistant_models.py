@@ -23,9 +23,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options) -> None:
         selected = settings.ASSISTANT_MODEL or OFFLINE_ID
-        self.stdout.write(
-            "Prices in USD per million tokens: input/output/cache write/cache read. * = selected"
-        )
+        self.stdout.write("Prices in USD per million tokens: input/output/cache write/cache read. * = selected")
         header = dict(id="id", provider="provider", model="model", location="location", prices="prices")
         self.stdout.write(ROW.format(marker=" ", status="status", **header))
         for option in CATALOG:
