@@ -11,3 +11,12 @@ class AssistantConfig(AppConfig):
         # Fail at start-up, not at the first turn, when the configured model
         # would process data where it may not (or cannot run at all).
         check_residency()
+        _register_conversation_cards()
+
+
+def _register_conversation_cards() -> None:
+    """GET /api/conversations/{id} shows the thread's cards (conversations can't import us)."""
+    from assistant.cards import thread_cards_json
+    from conversations.extensions import register_conversation_extra
+
+    register_conversation_extra("cards", thread_cards_json)

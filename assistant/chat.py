@@ -13,6 +13,7 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import F
 
+from assistant.cards import events_for_next_turn
 from assistant.history import history_bytes, load_history
 from assistant.models import Turn
 from assistant.providers import selected_option
@@ -48,6 +49,8 @@ def chat_submit(member: Member, *, message: str, conversation_id: UUID | None) -
     created_thread = conversation_id is None
     with transaction.atomic():
         thread = _thread_for_chat(member, conversation_id)
+        if not created_thread:
+            _deliver_card_events(member, thread)
         check_room_for(thread, message, created=created_thread)
         user_message = message_append(member, thread=thread, role=Message.Role.USER, content=message)
         turn = Turn.objects.create(
@@ -76,6 +79,14 @@ def _thread_for_chat(member: Member, conversation_id: UUID | None) -> Thread:
     if thread.status == Thread.Status.RESPONDING:
         raise ConversationBusy
     return thread
+
+
+def _deliver_card_events(member: Member, thread: Thread) -> None:
+    """Cards decided since the last turn reach the model once, as an `event`
+    message placed before (apart from) the person's new text."""
+    block = events_for_next_turn(thread.id)
+    if block:
+        message_append(member, thread=thread, role=Message.Role.EVENT, content=block)
 
 
 def check_room_for(thread: Thread, message: str, *, created: bool) -> None:

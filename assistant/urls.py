@@ -1,9 +1,13 @@
 from django.urls import path
 
 from assistant.api import ChatView, TurnEventsView, TurnView
+from assistant.cards_api import CardCancelView, CardConfirmView, CardView
 
 urlpatterns = [
     path("chat", ChatView.as_view(), name="chat"),
     path("turns/<str:turn_id>", TurnView.as_view(), name="turn-detail"),
     path("turns/<str:turn_id>/events", TurnEventsView.as_view(), name="turn-events"),
+    path("cards/<str:card_id>", CardView.as_view(), name="card-detail"),
+    path("cards/<str:card_id>/confirm", CardConfirmView.as_view(), name="card-confirm"),
+    path("cards/<str:card_id>/cancel", CardCancelView.as_view(), name="card-cancel"),
 ]

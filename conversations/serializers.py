@@ -3,6 +3,7 @@
 from rest_framework import serializers
 
 from config.serializers import StrictCharField, StrictSerializer
+from conversations.extensions import conversation_extras
 from conversations.models import Message
 
 
@@ -31,6 +32,10 @@ class ConversationSerializer(StrictSerializer):
     messages = MessageSerializer(many=True)
     userId = serializers.IntegerField(read_only=True, help_text="The owner; ignored on input.")  # noqa: N815
     status = StrictCharField(read_only=True, help_text="idle | responding (server-side).")
+    cards = serializers.ListField(
+        child=serializers.DictField(), read_only=True,
+        help_text="The assistant's confirmation cards of this conversation (server-side; ignored on input).",
+    )
 
     def to_internal_value(self, data):
         if isinstance(data, dict):
@@ -58,7 +63,8 @@ class UpsertResultSerializer(serializers.Serializer):
 
 
 def conversation_to_json(thread) -> dict:
-    """A thread (with prefetched messages and tool calls) as a StoredConversation."""
+    """A thread (with prefetched messages and tool calls) as a StoredConversation,
+    with the extra fields other apps registered (conversations.extensions)."""
     return {
         "id": str(thread.id),
         "title": thread.title,
@@ -86,4 +92,5 @@ def conversation_to_json(thread) -> dict:
             }
             for message in thread.messages.all()
         ],
+        **conversation_extras(thread),
     }

@@ -1,0 +1,306 @@
+"""Deciding confirmation cards (confirm, cancel, expire) and telling the model.
+
+Tools propose, people decide. A card leaves `pending` once, under a lock of
+its row, by the person's click (confirmed, cancelled), by finding at the click
+that it no longer holds (expired, failed) or by the expiry sweep. Only the
+request that moved it from `pending` to `confirmed` runs the action, and it
+runs it after that claim has committed: a send does slow I/O (mail) that must
+not hold a transaction, and "at most once" still holds because no other
+request can claim the card again.
+
+Every decision is an application event: the card's `event_delivered_at`
+stays null until the next turn of its thread has been given the event.
+"""
+
+import json
+import logging
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+from django.db import transaction
+from django.utils import timezone
+
+from assistant.app_events import render_events
+from assistant.fingerprint import snapshot_hash
+from assistant.models import ActionCard
+from assistant.progress import card_json
+from assistant.selectors import cards_of
+from assistant.tools import framework
+from assistant.tools.registry import get_tool
+from conversations.models import Thread
+from organizations.members import Member
+
+logger = logging.getLogger("assistant.cards")
+
+Status = ActionCard.Status
+
+STALE_ERROR = (
+    "What this card would do changed after it was proposed (what it touches was edited or is gone), "
+    "so nothing was done. The person can ask again."
+)
+PERFORM_CRASHED = "The action failed unexpectedly; it may not have been completed."
+# Bounds of what an event tells the model about a card.
+MAX_ERROR_CHARS = 500
+MAX_SUMMARY_CHARS = 2000
+
+
+class CardNotFound(Exception):
+    """No such card, or not this person's: the same answer for both."""
+
+
+class CardRefused(Exception):
+    """The card can't be decided as asked; nothing was performed. Carries the card as it now is."""
+
+    def __init__(self, card: ActionCard):
+        super().__init__(str(card.id))
+        self.card = card
+
+
+class CardDecided(CardRefused):
+    """Already confirmed, cancelled, failed or expired."""
+
+
+class CardExpired(CardRefused):
+    """Past `expires_at`; the refusal has marked it expired."""
+
+
+class CardStale(CardRefused):
+    """The fingerprint differs from what the person was shown.
+
+    `changed`: the current data no longer matches what was proposed, so the
+    card can never be confirmed and the refusal has marked it failed (the
+    person asks again and gets a new card). Otherwise only the client's hash
+    was wrong (an old page, a forged request): the card stays pending.
+    """
+
+    def __init__(self, card: ActionCard, *, changed: bool):
+        super().__init__(card)
+        self.changed = changed
+
+
+# --- Reads ---------------------------------------------------------------------
+
+
+def card_get_for_member(member: Member, card_id: UUID) -> ActionCard:
+    card = cards_of(member).select_related("tool_call").filter(id=card_id).first()
+    if card is None:
+        raise CardNotFound
+    return card
+
+
+def thread_cards_json(thread: Thread) -> list[dict]:
+    """The cards of a thread, oldest first, in one query (for GET /api/conversations/{id})."""
+    cards = (
+        ActionCard.objects.filter(
+            thread_id=thread.id, organization_id=thread.organization_id, user_id=thread.user_id
+        )
+        .select_related("tool_call")
+        .order_by("created_at", "id")
+    )
+    return [card_json(card) for card in cards]
+
+
+def _locked_card(member: Member, card_id: UUID) -> ActionCard:
+    """The card with its row locked; the caller holds the transaction."""
+    card = cards_of(member).select_for_update().filter(id=card_id).first()
+    if card is None:
+        raise CardNotFound
+    return card
+
+
+# --- Checks (no writes) ----------------------------------------------------------
+
+
+def check_pending(card: ActionCard, now: datetime) -> None:
+    if card.status != Status.PENDING:
+        raise CardDecided(card)
+    if card.expires_at <= now:
+        raise CardExpired(card)
+
+
+def check_confirmable(member: Member, card: ActionCard, *, shown_hash: str, now: datetime) -> None:
+    """Pending, unexpired, and described again from current data to the very
+    fingerprint that was stored and that the person was shown."""
+    check_pending(card, now)
+    if current_fingerprint(member, card) != card.snapshot_hash:
+        raise CardStale(card, changed=True)
+    if shown_hash != card.snapshot_hash:
+        raise CardStale(card, changed=False)
+
+
+def current_fingerprint(member: Member, card: ActionCard) -> str | None:
+    """The card's fingerprint from the data as it is now; None if it can no
+    longer be described (the tool is gone, the target is not the person's
+    any more, the stored input no longer fits the tool)."""
+    try:
+        tool = get_tool(card.tool_name)
+        if tool.runs_in_loop:
+            return None
+        tool_input = framework.parse_input(tool, card.tool_input)
+        description = framework.describe(tool, member, tool_input)
+    except framework.ToolError:
+        return None
+    # The same arguments as proposals.propose used for the stored hash.
+    return snapshot_hash(tool.name, tool_input.model_dump(mode="json"), description.snapshot)
+
+
+# --- Decisions -------------------------------------------------------------------
+
+
+def card_confirm(member: Member, *, card_id: UUID, shown_hash: str, now: datetime | None = None) -> ActionCard:
+    """Perform the card's action, once, if it is still exactly what the person was shown.
+
+    Raises CardNotFound, CardDecided, CardExpired (the card is now expired) or
+    CardStale (failed when the data changed; untouched when only `shown_hash`
+    differs); then nothing was performed.
+    """
+    now = now or timezone.now()
+    with transaction.atomic():
+        # Lock the row: two clicks (or two tabs) confirming at once must not
+        # both find it pending; the second waits, then sees it decided.
+        card = _locked_card(member, card_id)
+        refusal = _refusal_or_none(lambda: check_confirmable(member, card, shown_hash=shown_hash, now=now))
+        if refusal is None:
+            _decide(card, Status.CONFIRMED, now)  # the claim: from here on, only this request performs
+        else:
+            _record_refusal(refusal, now)
+    if refusal is not None:
+        raise refusal
+    _perform_and_record(member, card)
+    return card_get_for_member(member, card.id)
+
+
+def card_cancel(member: Member, *, card_id: UUID, now: datetime | None = None) -> ActionCard:
+    """Raises CardNotFound, CardDecided or CardExpired (the card is now expired)."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        # Lock the row: a cancel racing a confirm must not undo a claim.
+        card = _locked_card(member, card_id)
+        refusal = _refusal_or_none(lambda: check_pending(card, now))
+        if refusal is None:
+            _decide(card, Status.CANCELLED, now)
+        else:
+            _record_refusal(refusal, now)
+    if refusal is not None:
+        raise refusal
+    return card_get_for_member(member, card.id)
+
+
+def cards_expire(now: datetime | None = None) -> int:
+    """Mark pending cards past `expires_at` expired, each with its event; how many."""
+    now = now or timezone.now()
+    # One conditional UPDATE: two sweepers at once (or a sweep and a click)
+    # can't decide a card twice; on PostgreSQL the second waits for the row
+    # lock, re-reads the status and skips it.
+    return ActionCard.objects.filter(status=Status.PENDING, expires_at__lte=now).update(
+        status=Status.EXPIRED, decided_at=now, event_delivered_at=None
+    )
+
+
+def _refusal_or_none(check) -> CardRefused | None:
+    try:
+        check()
+    except CardRefused as refusal:
+        return refusal
+    return None
+
+
+def _record_refusal(refusal: CardRefused, now: datetime) -> None:
+    """What a refusal leaves behind: an expired card expires, a card whose data
+    changed fails (it could never be confirmed again); nothing else changes."""
+    if isinstance(refusal, CardExpired):
+        _decide(refusal.card, Status.EXPIRED, now)
+    elif isinstance(refusal, CardStale) and refusal.changed:
+        _decide(refusal.card, Status.FAILED, now, error=STALE_ERROR)
+
+
+def _decide(card: ActionCard, status: str, now: datetime, *, error: str = "") -> None:
+    """Needs the card's row locked by the caller."""
+    card.status = status
+    card.decided_at = now
+    card.error = error
+    card.event_delivered_at = None  # a new decision is a new event for the model
+    card.save(update_fields=["status", "decided_at", "error", "event_delivered_at"])
+
+
+def _perform_and_record(member: Member, card: ActionCard) -> None:
+    """Run the claimed action (outside any transaction), then record how it went."""
+    try:
+        tool = get_tool(card.tool_name)
+        result = framework.perform(tool, member, card.tool_input)
+    except framework.ToolError as error:
+        _record_outcome(card.id, error=(str(error) or type(error).__name__)[:MAX_ERROR_CHARS])
+    except Exception as error:
+        # By kind only: the message of an unexpected error may carry the
+        # person's data or a server's details.
+        logger.error(
+            "card_perform_crashed",
+            extra={"card_id": str(card.id), "tool": card.tool_name, "error_type": type(error).__name__},
+        )
+        _record_outcome(card.id, error=PERFORM_CRASHED)
+    else:
+        _record_outcome(card.id, result=result)
+
+
+def _record_outcome(card_id: UUID, *, result: Any = None, error: str = "") -> None:
+    with transaction.atomic():
+        # Lock the row: a turn starting now either delivers the event before
+        # this outcome (and the outcome becomes a new event) or after it.
+        card = ActionCard.objects.select_for_update().get(id=card_id)
+        if error:
+            card.status = Status.FAILED
+            card.error = error
+        else:
+            card.result = {} if result is None else result  # None would read as "still being carried out"
+        card.event_delivered_at = None
+        card.save(update_fields=["status", "error", "result", "event_delivered_at"])
+
+
+# --- Application events ----------------------------------------------------------
+
+
+def events_for_next_turn(thread_id: UUID, *, now: datetime | None = None) -> str:
+    """The thread's decisions not yet told to the model, as one rendered
+    `<application_events>` block, now marked delivered; "" when there are none.
+
+    Call it inside the transaction that stores the block (chat_submit's), so
+    that a rollback leaves the events undelivered.
+    """
+    now = now or timezone.now()
+    # Lock the rows: a card whose outcome is being recorded right now is told
+    # either in this block or in the next one, never lost between the two.
+    cards = list(
+        ActionCard.objects.select_for_update()
+        .filter(thread_id=thread_id, event_delivered_at__isnull=True)
+        .exclude(status=Status.PENDING)
+        .order_by("decided_at", "created_at", "id")
+    )
+    if not cards:
+        return ""
+    ActionCard.objects.filter(id__in=[card.id for card in cards]).update(event_delivered_at=now)
+    return render_events(card_event(card) for card in cards)
+
+
+def card_event(card: ActionCard) -> dict[str, str]:
+    """The fields of one event (render_events neutralizes and serializes them)."""
+    return {
+        "kind": card.status,
+        "card_id": str(card.id),
+        "tool_name": card.tool_name,
+        "summary": framework.bound_for_model(_summary(card), MAX_SUMMARY_CHARS),
+    }
+
+
+def _summary(card: ActionCard) -> str:
+    what = card.description.rstrip(".")
+    if card.status == Status.CONFIRMED and card.result is None:
+        return f"Confirmed by the person, still being carried out: {what}."
+    if card.status == Status.CONFIRMED:
+        result = json.dumps(card.result, ensure_ascii=False, separators=(",", ":"))
+        return f"Confirmed by the person and done: {what}. Result: {result}"
+    if card.status == Status.CANCELLED:
+        return f"Cancelled by the person, nothing was done: {what}."
+    if card.status == Status.EXPIRED:
+        return f"Expired without a decision, nothing was done: {what}."
+    return f"Not done: {what}. Reason: {card.error}"

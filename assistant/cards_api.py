@@ -1,0 +1,110 @@
+"""Confirmation card endpoints: thin views over assistant.cards.
+
+GET  /api/cards/{id}          the card
+POST /api/cards/{id}/confirm  {"hash": the fingerprint the person was shown}
+POST /api/cards/{id}/cancel   {}
+
+Another person's card is 404, like one that does not exist. A refusal (409
+`stale` or `decided`, 410 `expired`) carries the card as it now is, so the
+page can show it.
+"""
+
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from uuid import UUID
+
+from drf_spectacular.utils import extend_schema, inline_serializer
+from rest_framework import serializers, status
+from rest_framework.response import Response
+
+from assistant import cards
+from assistant.progress import card_json
+from config.api_errors import ApiError, bad_request, not_found
+from config.serializers import StrictCharField, StrictSerializer
+from organizations.api import ORGANIZATION_PARAMETER, MemberAPIView
+
+_SHA256_HEX = re.compile(r"^[0-9a-f]{64}$")
+
+REFUSALS = {
+    cards.CardStale: (
+        status.HTTP_409_CONFLICT, "stale",
+        "This action changed since it was shown to you; nothing was done. Ask the assistant again.",
+    ),
+    cards.CardDecided: (status.HTTP_409_CONFLICT, "decided", "This card was already decided; nothing was done."),
+    cards.CardExpired: (status.HTTP_410_GONE, "expired", "This card has expired; nothing was done."),
+}
+
+CardResponse = inline_serializer("ActionCard", {
+    "id": serializers.UUIDField(), "toolName": serializers.CharField(), "input": serializers.JSONField(),
+    "description": serializers.CharField(), "hash": serializers.CharField(),
+    "status": serializers.ChoiceField(choices=cards.Status.choices),
+    "trifectaWarning": serializers.BooleanField(), "expiresAt": serializers.DateTimeField(),
+    "decidedAt": serializers.DateTimeField(allow_null=True), "result": serializers.JSONField(allow_null=True),
+    "error": serializers.CharField(allow_null=True), "toolCallId": serializers.CharField(allow_null=True),
+    "conversationId": serializers.UUIDField(),
+})
+
+
+class ConfirmRequestSerializer(StrictSerializer):
+    hash = StrictCharField(help_text="The card's fingerprint (SHA-256, hex) as the person was shown it.")
+
+    def validate_hash(self, value):
+        if not _SHA256_HEX.match(value):
+            raise serializers.ValidationError("Must be a SHA-256 in lowercase hex (64 characters).")
+        return value
+
+
+class CancelRequestSerializer(StrictSerializer):
+    """No fields: anything sent is refused rather than silently ignored."""
+
+
+def parse_card_id(raw: str) -> UUID:
+    try:
+        return UUID(raw)
+    except ValueError:
+        raise bad_request("invalid_id", "The card id must be a UUID.", {"id": ["Must be a UUID."]}) from None
+
+
+@contextmanager
+def card_errors() -> Iterator[None]:
+    """The services' refusals as API errors."""
+    try:
+        yield
+    except cards.CardNotFound:
+        raise not_found("No such card.") from None
+    except cards.CardRefused as refusal:
+        status_code, code, detail = REFUSALS[type(refusal)]
+        raise ApiError(
+            status_code=status_code, code=code, detail=detail, extra={"card": card_json(refusal.card)}
+        ) from None
+
+
+class CardView(MemberAPIView):
+    @extend_schema(parameters=[ORGANIZATION_PARAMETER], responses=CardResponse)
+    def get(self, request, card_id: str):
+        with card_errors():
+            card = cards.card_get_for_member(self.member, parse_card_id(card_id))
+        return Response(card_json(card))
+
+
+class CardConfirmView(MemberAPIView):
+    @extend_schema(parameters=[ORGANIZATION_PARAMETER], request=ConfirmRequestSerializer, responses=CardResponse)
+    def post(self, request, card_id: str):
+        parsed_id = parse_card_id(card_id)
+        body = ConfirmRequestSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        with card_errors():
+            card = cards.card_confirm(self.member, card_id=parsed_id, shown_hash=body.validated_data["hash"])
+        return Response(card_json(card))
+
+
+class CardCancelView(MemberAPIView):
+    @extend_schema(parameters=[ORGANIZATION_PARAMETER], request=CancelRequestSerializer, responses=CardResponse)
+    def post(self, request, card_id: str):
+        parsed_id = parse_card_id(card_id)
+        CancelRequestSerializer(data=request.data).is_valid(raise_exception=True)
+        with card_errors():
+            card = cards.card_cancel(self.member, card_id=parsed_id)
+        return Response(card_json(card))
+
