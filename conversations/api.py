@@ -2,6 +2,8 @@
 
 from uuid import UUID
 
+from django.conf import settings
+
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.pagination import PageNumberPagination
@@ -31,10 +33,10 @@ class ConversationPagination(PageNumberPagination):
     page_size_query_param = "pageSize"
     max_page_size = 200
 
-    def __init__(self):
-        from django.conf import settings
-
+    def get_page_size(self, request):
+        # Read per request, so the setting can change without a restart of this class.
         self.page_size = settings.CONVERSATIONS_PAGE_SIZE
+        return super().get_page_size(request)
 
 
 class ConversationListView(MemberAPIView):
