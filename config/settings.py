@@ -165,7 +165,7 @@ LOGGING = {
 CREDITS_RESERVATION = env_int("CREDITS_RESERVATION", 3, minimum=0)
 
 # --- The assistant ---------------------------------------------------------
-ASSISTANT_MODEL = env_str("ASSISTANT_MODEL", "")  # empty: best usable option, else the offline model
+ASSISTANT_MODEL = env_str("ASSISTANT_MODEL", "")  # empty: the offline demo model
 ASSISTANT_ALLOW_US_PROCESSING = env_bool("ASSISTANT_ALLOW_US_PROCESSING", False)
 INFOMANIAK_AI_TOKEN = env_str("INFOMANIAK_AI_TOKEN")
 INFOMANIAK_AI_PRODUCT_ID = env_str("INFOMANIAK_AI_PRODUCT_ID")
