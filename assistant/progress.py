@@ -32,11 +32,14 @@ def turn_events(turn: Turn, cursor: ProgressCursor) -> tuple[list[tuple[str, dic
     turn.refresh_from_db(fields=["status", "failure_kind", "steps", "cost_micros"])
     events: list[tuple[str, dict]] = []
     messages = list(Message.objects.filter(turn_id=turn.id, role=Message.Role.ASSISTANT).order_by("seq"))
+    calls_by_message: dict[UUID, list[ToolCall]] = {}
+    for call in ToolCall.objects.filter(message__turn_id=turn.id).order_by("position"):
+        calls_by_message.setdefault(call.message_id, []).append(call)
+    # Each reply's text, then its tool calls: the order in which they happened.
     for message in messages:
         events.extend(_text_events(message, cursor))
-    calls = ToolCall.objects.filter(message__turn_id=turn.id).order_by("message__seq", "position")
-    for call in calls:
-        events.extend(_call_events(call, cursor))
+        for call in calls_by_message.get(message.id, []):
+            events.extend(_call_events(call, cursor))
     for card in ActionCard.objects.filter(turn_id=turn.id).order_by("created_at"):
         if card.id not in cursor.cards:
             cursor.cards.add(card.id)

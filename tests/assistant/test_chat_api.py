@@ -179,11 +179,11 @@ def test_the_event_stream_replays_a_finished_turn_in_order(owner):
     assert response.status_code == 200 and response["Content-Type"] == "text/event-stream"
     events = parse_sse(b"".join(response.streaming_content).decode())
     names = [name for name, _ in events]
-    assert names == ["message_started", "text", "message_started", "text", "tool_call_started",
-                     "tool_call_finished", "turn_ended"]
+    assert names == ["message_started", "text", "tool_call_started", "tool_call_finished",
+                     "message_started", "text", "turn_ended"]
     text = "".join(data["delta"] for name, data in events if name == "text")
     assert text == "Looking.Nothing <b>found</b>."
-    assert events[4][1]["name"] == "search_notes" and events[-1][1]["status"] == "done"
+    assert events[2][1]["name"] == "search_notes" and events[-1][1]["status"] == "done"
 
 
 def test_the_event_stream_follows_a_running_turn(owner):
