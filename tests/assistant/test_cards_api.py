@@ -217,3 +217,20 @@ def test_the_offline_demo_deletes_a_note_once_the_person_confirms_its_card(owner
     assert response.status_code == 200 and response.json()["status"] == "confirmed"
     assert not Note.objects.filter(id=notes["zurich"].id).exists()
     assert Note.objects.filter(id=notes["budget"].id).exists()
+
+
+# --- Admin (read-only) ----------------------------------------------------------------
+
+
+def test_staff_find_a_card_by_its_id_or_its_conversation_and_cannot_change_it(owner, notes, admin_client):
+    card = delete_card(owner, notes["zurich"])
+    other = delete_card(owner, notes["budget"])
+    changelist = "/admin/assistant/actioncard/"
+    for term in (str(card.id), str(card.thread_id)):
+        page = admin_client.get(changelist, {"q": term}).content.decode()
+        assert str(card.id) in page and str(other.id) not in page
+    assert admin_client.get(changelist, {"q": "delete_note", "status__exact": "pending"}).status_code == 200
+    assert admin_client.get(f"{changelist}{card.id}/change/").status_code == 200
+    assert admin_client.get(f"{changelist}add/").status_code == 403
+    admin_client.post(f"{changelist}{card.id}/change/", {"status": "confirmed"})
+    assert ActionCard.objects.get(id=card.id).status == "pending"
