@@ -1,0 +1,67 @@
+"""Markdown from people, the model and tools, rendered to HTML that is safe to show.
+
+Two layers, so that a mistake in one is caught by the other:
+
+1. markdown-it-py with raw HTML off: `<script>` in a message becomes text.
+   Images are rendered as plain links, so nothing is fetched when a message
+   is shown (a remote image would tell a third party who read what, and when).
+2. nh3 (ammonia) cleans the result against an allow-list: no script, style,
+   iframe, img or event-handler attribute can survive; links may only be
+   http(s) or mailto, absolute, and get `rel="noopener noreferrer nofollow"`.
+
+The pages also send a Content-Security-Policy (see views.py) as a third layer.
+"""
+
+from html import escape
+
+import nh3
+from markdown_it import MarkdownIt
+
+ALLOWED_TAGS = frozenset({
+    "p", "br", "hr", "strong", "em", "del", "s", "code", "pre", "blockquote",
+    "ul", "ol", "li", "h1", "h2", "h3", "h4", "h5", "h6", "a",
+    "table", "thead", "tbody", "tr", "th", "td",
+})
+ALLOWED_ATTRIBUTES = {"a": {"href", "title"}, "ol": {"start"}}
+URL_SCHEMES = frozenset({"http", "https", "mailto"})
+LINK_REL = "noopener noreferrer nofollow"
+
+_CLEANER = nh3.Cleaner(
+    tags=set(ALLOWED_TAGS),
+    clean_content_tags={"script", "style", "iframe", "object", "embed", "template", "noscript", "svg", "math"},
+    attributes={tag: set(names) for tag, names in ALLOWED_ATTRIBUTES.items()},
+    url_schemes=set(URL_SCHEMES),
+    # A relative link would point into this application (e.g. at an API URL).
+    url_relative="deny",
+    link_rel=LINK_REL,
+    set_tag_attribute_values={"a": {"target": "_blank"}},
+    strip_comments=True,
+)
+
+
+def _image_as_link(self, tokens, idx, options, env) -> str:
+    """`![alt](src)` becomes a link to src labelled with alt: nothing is loaded."""
+    token = tokens[idx]
+    label = self.renderInline(token.children or [], options, env) or escape(token.attrGet("src") or "")
+    src = escape(str(token.attrGet("src") or ""), quote=True)
+    return f'<a href="{src}">{label}</a>'
+
+
+def _parser() -> MarkdownIt:
+    parser = MarkdownIt("commonmark", {"html": False, "breaks": True}).enable(["table", "strikethrough"])
+    parser.add_render_rule("image", _image_as_link)
+    return parser
+
+
+_MARKDOWN = _parser()
+
+
+def sanitize(html: str) -> str:
+    return _CLEANER.clean(html)
+
+
+def render_markdown(text: str) -> str:
+    """Safe HTML for `text` (Markdown), ready to be marked safe in a template."""
+    if not text:
+        return ""
+    return sanitize(_MARKDOWN.render(text))

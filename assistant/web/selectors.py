@@ -1,0 +1,100 @@
+"""Reads for the pages. Each takes the verified Member first and goes through
+the apps' own tenant filters (threads_of, turns_of, cards_of): a conversation
+or card of someone else is not found."""
+
+from dataclasses import dataclass
+from datetime import datetime
+from uuid import UUID
+
+from django.conf import settings
+from django.utils import timezone
+
+from assistant import selectors as assistant_selectors
+from assistant.models import ActionCard, Turn
+from assistant.tools.registry import all_tools
+from assistant.web import presenters
+from conversations import selectors as conversation_selectors
+from conversations.models import Thread
+from organizations.members import Member
+
+SIDEBAR_PAGE = 50
+
+
+class CardNotFound(Exception):
+    pass
+
+
+@dataclass
+class SidebarItem:
+    id: str
+    title: str
+    updated_at: datetime
+    when: str
+    responding: bool
+
+
+@dataclass
+class Sidebar:
+    items: list[SidebarItem]
+    has_more: bool
+    pages: int
+
+
+@dataclass
+class ConversationPage:
+    thread: Thread
+    blocks: list[presenters.Block]
+    running_turn_id: str
+
+
+def tool_titles() -> dict[str, str]:
+    return {tool.name: tool.title for tool in all_tools()}
+
+
+def sidebar(member: Member, *, pages: int = 1, now: datetime | None = None) -> Sidebar:
+    """The person's conversations, newest first, `pages` × SIDEBAR_PAGE of them. One query."""
+    now = now or timezone.now()
+    limit = max(1, pages) * SIDEBAR_PAGE
+    threads = list(
+        conversation_selectors.thread_list(member).only("id", "title", "updated_at", "status")[: limit + 1]
+    )
+    items = [
+        SidebarItem(
+            id=str(thread.id),
+            title=thread.title or "New conversation",
+            updated_at=thread.updated_at,
+            when=presenters.relative_date(thread.updated_at, now),
+            responding=thread.status == Thread.Status.RESPONDING,
+        )
+        for thread in threads[:limit]
+    ]
+    return Sidebar(items=items, has_more=len(threads) > limit, pages=max(1, pages))
+
+
+def conversation_page(member: Member, thread_id: UUID, *, now: datetime | None = None) -> ConversationPage:
+    """Raises ConversationNotFound. Five queries whatever the length."""
+    thread = conversation_selectors.thread_with_messages(member, thread_id)
+    cards = list(
+        assistant_selectors.cards_of(member).filter(thread_id=thread.id).order_by("created_at")
+    )
+    running = (
+        assistant_selectors.turns_of(member)
+        .filter(thread_id=thread.id, status__in=[Turn.Status.QUEUED, Turn.Status.RUNNING])
+        .order_by("-created_at")
+        .values_list("id", flat=True)
+        .first()
+    )
+    blocks = presenters.blocks_of(thread.messages.all(), cards, titles=tool_titles(), now=now or timezone.now())
+    return ConversationPage(thread=thread, blocks=blocks, running_turn_id=str(running) if running else "")
+
+
+def card_for_member(member: Member, card_id: UUID, *, now: datetime | None = None) -> presenters.CardView:
+    card: ActionCard | None = assistant_selectors.cards_of(member).filter(id=card_id).first()
+    if card is None:
+        raise CardNotFound
+    title = tool_titles().get(card.tool_name) or presenters.humanize_tool_name(card.tool_name)
+    return presenters.card_view(card, title=title, now=now or timezone.now())
+
+
+def card_lifetime_hours() -> int:
+    return max(1, settings.ASSISTANT_CARD_LIFETIME_SECONDS // 3600)

@@ -1,0 +1,188 @@
+"""The browser pages: thin views over the selectors; the page's script talks to
+the REST API for everything that writes (chat, delete, cards) and fetches the
+fragments below to show what the server stored."""
+
+from functools import wraps
+from uuid import UUID
+
+from django.conf import settings
+from django.contrib.auth import views as auth_views
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ImproperlyConfigured
+from django.http import Http404
+from django.shortcuts import redirect, render
+from django.urls import reverse, reverse_lazy
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.http import require_GET, require_http_methods
+
+from assistant.proposals import TRIFECTA_WARNING
+from assistant.providers import selected_option
+from assistant.web import selectors
+from assistant.web.members import member_required
+from conversations.selectors import ConversationNotFound
+from credits.selectors import credits_summary
+from organizations.api import SESSION_ORGANIZATION_KEY
+from organizations.members import memberships_of
+
+# A third layer behind escaping and sanitizing: even if markup slipped through,
+# the page runs no inline script and loads nothing from another origin.
+CONTENT_SECURITY_POLICY = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; "
+    "frame-ancestors 'none'; form-action 'self'"
+)
+
+EXAMPLES = [
+    "Search my notes for budget",
+    "Read my inbox",
+    "Create a note titled Groceries: milk, eggs and bread",
+    "Delete the note Groceries",
+]
+
+PROCESSING_DETAILS = {
+    "local": "The offline demo model runs inside this application, on this server: your messages are not "
+    "sent to any model provider.",
+    "CH": "Infomaniak AI Services, in Switzerland, processes each conversation to write the replies.",
+    "EU": "Claude, through Amazon Bedrock in the European Union (an EU inference profile), processes each "
+    "conversation to write the replies.",
+    "US": "Anthropic, in the United States, processes each conversation to write the replies. This "
+    "deployment was explicitly allowed to send data there.",
+}
+
+
+def with_csp(view):
+    @wraps(view)
+    def wrapper(request, *args, **kwargs):
+        response = view(request, *args, **kwargs)
+        response.headers.setdefault("Content-Security-Policy", CONTENT_SECURITY_POLICY)
+        response.headers.setdefault("Referrer-Policy", "same-origin")
+        return response
+
+    return wrapper
+
+
+def shell_context(request) -> dict:
+    """What the header shows on every page: credits, where data is processed, organizations."""
+    member = request.member
+    try:
+        option = selected_option()
+        processing = {"label": option.processing_label, "location": option.location, "model": option.label}
+    except ImproperlyConfigured:
+        processing = {"label": "No model available", "location": "none", "model": ""}
+    memberships = memberships_of(request.user)
+    return {
+        "member": member,
+        "organization": next((m.organization for m in memberships if m.organization_id == member.organization_id),
+                             None),
+        "organizations": [m.organization for m in memberships] if len(memberships) > 1 else [],
+        "credits": credits_summary(member),
+        "processing": processing,
+    }
+
+
+@require_GET
+@member_required
+@with_csp
+def chat(request, conversation_id: UUID | None = None):
+    page = None
+    if conversation_id is not None:
+        try:
+            page = selectors.conversation_page(request.member, conversation_id)
+        except ConversationNotFound:
+            raise Http404("No such conversation.") from None
+    return render(request, "web/chat.html", {
+        **shell_context(request),
+        "page": page,
+        "sidebar": selectors.sidebar(request.member),
+        "current_id": str(conversation_id or ""),
+        "examples": EXAMPLES,
+        "trifecta_warning": TRIFECTA_WARNING,
+    })
+
+
+@require_GET
+@member_required(fragment=True)
+@with_csp
+def conversation_messages(request, conversation_id: UUID):
+    try:
+        page = selectors.conversation_page(request.member, conversation_id)
+    except ConversationNotFound:
+        raise Http404("No such conversation.") from None
+    return render(request, "web/_messages.html", {"page": page, "trifecta_warning": TRIFECTA_WARNING})
+
+
+@require_GET
+@member_required(fragment=True)
+@with_csp
+def sidebar_list(request):
+    try:
+        pages = min(max(int(request.GET.get("pages", "1")), 1), 100)
+    except ValueError:
+        pages = 1
+    return render(request, "web/_sidebar_list.html", {
+        "sidebar": selectors.sidebar(request.member, pages=pages),
+        "current_id": request.GET.get("current", ""),
+    })
+
+
+@require_GET
+@member_required(fragment=True)
+@with_csp
+def card(request, card_id: UUID):
+    try:
+        view = selectors.card_for_member(request.member, card_id)
+    except selectors.CardNotFound:
+        raise Http404("No such card.") from None
+    return render(request, "web/_card.html", {"card": view, "trifecta_warning": TRIFECTA_WARNING})
+
+
+@require_GET
+@member_required
+@with_csp
+def data(request):
+    context = shell_context(request)
+    location = context["processing"]["location"]
+    return render(request, "web/data.html", {
+        **context,
+        "processing_detail": PROCESSING_DETAILS.get(location, "No model is configured, so nothing is processed."),
+        "idle_days": getattr(settings, "CONVERSATIONS_IDLE_DAYS", 90),
+        "card_hours": selectors.card_lifetime_hours(),
+        "export_url": "/api/me/export",
+    })
+
+
+@require_http_methods(["GET", "POST"])
+@login_required
+@with_csp
+def organizations(request):
+    """Choose the organization the pages act in (kept in the session)."""
+    memberships = memberships_of(request.user)
+    if not memberships:
+        return render(request, "web/no_organization.html", status=403)
+    next_url = request.POST.get("next") or request.GET.get("next") or ""
+    if not url_has_allowed_host_and_scheme(next_url, {request.get_host()}, require_https=request.is_secure()):
+        next_url = ""
+    if request.method == "POST":
+        chosen = next((m for m in memberships if m.organization.slug == request.POST.get("organization")), None)
+        if chosen is None:
+            raise Http404("No such organization among yours.")
+        previous = request.session.get(SESSION_ORGANIZATION_KEY)
+        request.session[SESSION_ORGANIZATION_KEY] = chosen.organization.slug
+        # An open conversation belongs to the previous organization: start afresh.
+        if previous and previous != chosen.organization.slug:
+            next_url = ""
+        return redirect(next_url or reverse("web-chat"))
+    return render(request, "web/organizations.html", {
+        "memberships": memberships,
+        "current": request.session.get(SESSION_ORGANIZATION_KEY, ""),
+        "next": next_url,
+    })
+
+
+login = with_csp(auth_views.LoginView.as_view(
+    template_name="registration/login.html",
+    redirect_authenticated_user=True,
+    # LOGIN_REDIRECT_URL names "chat", which is also the API's POST /api/chat.
+    next_page=reverse_lazy("web-chat"),
+))
+logout = auth_views.LogoutView.as_view(next_page=reverse_lazy("login"))

@@ -1,0 +1,56 @@
+// Talking to the server: the REST API (JSON) and the page's HTML fragments.
+// Text from the model or a tool is only ever put in the page with textContent;
+// HTML comes only from this server's fragments, escaped and sanitized there.
+
+const csrfToken = () => document.querySelector('meta[name="csrf-token"]')?.content ?? '';
+const organization = () => document.body.dataset.organization ?? '';
+
+export async function api(method, url, body) {
+  const headers = { Accept: 'application/json', 'X-CSRFToken': csrfToken() };
+  if (organization()) headers['X-Organization'] = organization();
+  if (body !== undefined) headers['Content-Type'] = 'application/json';
+  let response;
+  try {
+    response = await fetch(url, {
+      method, headers, credentials: 'same-origin',
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  } catch {
+    return { ok: false, status: 0, data: { code: 'network', detail: 'The server could not be reached. Check your connection and try again.' } };
+  }
+  let data = null;
+  if (response.status !== 204) {
+    try { data = await response.json(); } catch { data = null; }
+  }
+  if (!response.ok && !(data && typeof data.detail === 'string')) {
+    data = { code: `http_${response.status}`, detail: `Something went wrong (error ${response.status}). Please try again.` };
+  }
+  return { ok: response.ok, status: response.status, data };
+}
+
+// An HTML fragment of this site; a lost session or organization reloads the page.
+export async function fragment(url) {
+  const response = await fetch(url, { headers: { Accept: 'text/html' }, credentials: 'same-origin' });
+  if (response.status === 401 || response.status === 409) {
+    window.location.reload();
+    throw new Error('The session changed.');
+  }
+  if (!response.ok) throw new Error(`HTTP ${response.status}`);
+  return response.text();
+}
+
+export function parseFragment(html) {
+  const template = document.createElement('template');
+  template.innerHTML = html;
+  return template.content;
+}
+
+// A small element builder: attributes and text only, never HTML.
+export function el(tag, attributes = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attributes)) {
+    if (value !== undefined && value !== null && value !== false) node.setAttribute(name, value === true ? '' : value);
+  }
+  for (const child of children) node.append(child);
+  return node;
+}

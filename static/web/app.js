@@ -1,0 +1,6 @@
+// Entry point of the browser UI: plain ES modules, no build step.
+import { initChat } from './chat.js';
+import { initUi } from './ui.js';
+
+initUi();
+initChat();

@@ -1,0 +1,297 @@
+// The chat: send a message, follow the turn's SSE stream, show the stored result.
+//
+// While a turn runs, its text arrives as plain text (textContent) and its tool
+// calls as rows built here; when it ends, the server's rendering of the
+// conversation (Markdown, sanitized) replaces the live version.
+
+import { api, el, fragment, parseFragment } from './api.js';
+
+const ERRORS = {
+  credits_exhausted: 'Your organization has used all its credits for this month, so the assistant cannot reply. Credits renew on the 1st (UTC); an administrator can grant more.',
+  conversation_full: 'This conversation is full: it has reached the length the model can read. Start a new conversation to go on.',
+  conversation_busy: 'The assistant is still replying in this conversation. Wait for the reply to finish, then send your message again.',
+};
+const HINT = 'Enter to send · Shift+Enter for a new line';
+const BUSY_HINT = 'The assistant is replying… You can write your next message meanwhile.';
+const TITLE_LENGTH = 60;
+
+const humanize = (name) => {
+  const words = name.replace(/-/g, '_').split('_').join(' ').trim();
+  return words.charAt(0).toUpperCase() + words.slice(1);
+};
+
+const pretty = (value) => {
+  if (typeof value === 'string') {
+    try { return JSON.stringify(JSON.parse(value), null, 2); } catch { return value; }
+  }
+  return JSON.stringify(value ?? null, null, 2);
+};
+
+const byData = (root, name, value) => root.querySelector(`[data-${name}="${CSS.escape(value)}"]`);
+
+export function initChat() {
+  const chat = document.querySelector('[data-chat]');
+  if (!chat) return;
+  const scroller = chat.querySelector('[data-scroll]');
+  const inner = chat.querySelector('.chat__inner');
+  const messages = chat.querySelector('[data-messages]');
+  const form = chat.querySelector('[data-composer]');
+  const input = chat.querySelector('[data-composer-input]');
+  const send = chat.querySelector('[data-send]');
+  const hint = chat.querySelector('[data-composer-hint]');
+  const status = chat.querySelector('[data-status]');
+  const banner = chat.querySelector('[data-banner]');
+  const bannerText = chat.querySelector('[data-banner-text]');
+  const bannerNew = chat.querySelector('[data-banner-new]');
+  const state = { conversationId: chat.dataset.conversationId || '', busy: false };
+
+  const announce = (text) => { status.textContent = ''; window.setTimeout(() => { status.textContent = text; }, 50); };
+  const pinned = () => scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight < 120;
+  const toBottom = () => { scroller.scrollTop = scroller.scrollHeight; };
+  const keepPinned = (change) => { const was = pinned(); change(); if (was) toBottom(); };
+
+  function setBusy(busy) {
+    state.busy = busy;
+    send.disabled = busy;
+    chat.classList.toggle('is-busy', busy);
+    hint.textContent = busy ? BUSY_HINT : HINT;
+  }
+
+  function showBanner(text, { offerNew = false, error = false } = {}) {
+    bannerText.textContent = text;
+    bannerNew.hidden = !offerNew;
+    banner.classList.toggle('banner--error', error);
+    banner.hidden = false;
+  }
+  const hideBanner = () => { banner.hidden = true; };
+
+  function autosize() {
+    input.style.height = 'auto';
+    input.style.height = `${Math.min(input.scrollHeight, 220)}px`;
+  }
+
+  // --- Sending -----------------------------------------------------------
+
+  async function submit() {
+    const text = input.value;
+    if (!text.trim() || state.busy) return;
+    hideBanner();
+    setBusy(true);
+    const body = { message: text };
+    if (state.conversationId) body.conversationId = state.conversationId;
+    const response = await api('POST', '/api/chat', body);
+    if (!response.ok) {
+      setBusy(false);
+      const code = response.data.code;
+      showBanner(ERRORS[code] ?? response.data.detail, { offerNew: code === 'conversation_full', error: !ERRORS[code] });
+      input.focus();
+      return;
+    }
+    const { conversationId, turnId, messageId } = response.data;
+    input.value = '';
+    autosize();
+    input.focus();
+    if (!state.conversationId) startConversation(conversationId, text);
+    messages.append(el('article', { class: 'msg msg--user', 'aria-label': 'You' },
+      el('div', { class: 'msg__bubble prose is-plain', 'data-message-id': messageId }, text)));
+    liveBlock(turnId);
+    toBottom();
+    announce('Message sent. The assistant is replying.');
+    follow(turnId);
+    refreshSidebar();
+  }
+
+  function startConversation(conversationId, text) {
+    state.conversationId = conversationId;
+    chat.dataset.conversationId = conversationId;
+    window.history.replaceState(null, '', `/c/${conversationId}/`);
+    chat.querySelector('[data-welcome]')?.remove();
+    const title = text.replace(/\s+/g, ' ').trim().slice(0, TITLE_LENGTH).trim();
+    inner.prepend(el('h1', { class: 'chat__title' }, title));
+    document.title = `${title} · Assistant`;
+  }
+
+  // --- Following a turn --------------------------------------------------
+
+  function liveBlock(turnId) {
+    let block = byData(messages, 'turn-id', turnId);
+    if (!block) {
+      block = el('article', { class: 'msg msg--assistant', 'data-turn-id': turnId, 'aria-label': 'Assistant' },
+        el('div', { class: 'msg__avatar', 'aria-hidden': 'true' }),
+        el('div', { class: 'msg__body', 'data-parts': '' }));
+      messages.append(block);
+    }
+    block.classList.add('is-live');
+    return block;
+  }
+
+  function part(block, messageId) {
+    let node = byData(block, 'message-id', messageId);
+    if (!node) {
+      node = el('div', { class: 'part', 'data-message-id': messageId, 'data-status': 'streaming' },
+        el('div', { class: 'prose is-streaming', 'data-text': '' }),
+        el('div', { class: 'tools', 'data-tools': '' }));
+      block.querySelector('[data-parts]').append(node);
+    }
+    return node;
+  }
+
+  function toolRow(node, { toolCallId, name, input: toolInput }) {
+    const tools = node.querySelector('[data-tools]');
+    let row = byData(tools, 'tool-call-id', toolCallId);
+    if (row) return row;
+    row = el('details', { class: 'tool', 'data-tool-call-id': toolCallId },
+      el('summary', { class: 'tool__summary' },
+        el('span', { class: 'tool__icon', 'aria-hidden': 'true' }),
+        el('span', { class: 'tool__title' }, humanize(name)),
+        el('code', { class: 'tool__name' }, name),
+        el('span', { class: 'tool__state', 'data-tool-state': '' }, 'Running…')),
+      el('div', { class: 'tool__body' },
+        el('h4', { class: 'tool__label' }, 'Input'),
+        el('pre', { class: 'code', 'data-tool-input': '' }, pretty(toolInput)),
+        el('h4', { class: 'tool__label' }, 'Result'),
+        el('p', { class: 'muted small', 'data-tool-result': '' }, 'Waiting for the result…')));
+    tools.append(row);
+    return row;
+  }
+
+  function follow(turnId) {
+    const block = liveBlock(turnId);
+    let attempts = 0;
+    let ended = false;
+
+    const handlers = {
+      message_started: ({ messageId }) => {
+        // Also sent again when the stream is reopened: start that text afresh.
+        const text = part(block, messageId).querySelector('[data-text]');
+        text.textContent = '';
+        text.classList.add('is-streaming');
+      },
+      text: ({ messageId, delta }) => keepPinned(() => {
+        part(block, messageId).querySelector('[data-text]').append(delta);
+      }),
+      tool_call_started: (data) => keepPinned(() => toolRow(part(block, data.messageId), data)),
+      tool_call_finished: (data) => {
+        const row = toolRow(part(block, data.messageId), data);
+        const awaiting = !data.isError && /"status":\s*"awaiting_confirmation"/.test(data.resultPreview);
+        row.classList.toggle('tool--error', data.isError);
+        row.classList.toggle('tool--proposed', awaiting);
+        row.querySelector('[data-tool-state]').textContent = data.isError ? 'Error' : awaiting ? 'Awaits your confirmation' : 'Done';
+        row.querySelector('[data-tool-result]').replaceWith(
+          el('pre', { class: 'code', 'data-tool-result': '' }, pretty(data.resultPreview)));
+      },
+      card_proposed: (card) => insertCard(block, card),
+      turn_ended: (data) => { ended = true; finish(data); },
+    };
+
+    const open = () => {
+      const source = new EventSource(`/api/turns/${encodeURIComponent(turnId)}/events`);
+      for (const [name, handle] of Object.entries(handlers)) {
+        source.addEventListener(name, (event) => {
+          if (name === 'turn_ended') source.close();
+          handle(JSON.parse(event.data));
+        });
+      }
+      source.onerror = () => {
+        source.close();
+        if (ended) return;
+        attempts += 1;
+        if (attempts > 5) {
+          showBanner('The connection to the server was lost. Reload the page to see the reply.', { error: true });
+          return;
+        }
+        window.setTimeout(open, 700 * attempts);
+      };
+    };
+    open();
+  }
+
+  async function insertCard(block, card) {
+    if (document.getElementById(`card-${card.id}`)) return;
+    let node;
+    try {
+      node = parseFragment(await fragment(`/cards/${encodeURIComponent(card.id)}/`)).firstElementChild;
+    } catch {
+      return; // shown when the turn ends and the conversation is re-read
+    }
+    if (!node || document.getElementById(`card-${card.id}`)) return;
+    keepPinned(() => {
+      const row = card.toolCallId ? byData(block, 'tool-call-id', card.toolCallId) : null;
+      if (row) row.after(node);
+      else block.querySelector('[data-parts] > .part:last-child [data-tools]')?.append(node);
+    });
+  }
+
+  async function finish(ended) {
+    await refreshMessages();
+    setBusy(false);
+    refreshSidebar();
+    refreshCredits();
+    announce(ended.status === 'failed' ? 'The reply failed.' : 'The assistant replied.');
+    if (document.activeElement === document.body || !document.activeElement) input.focus();
+  }
+
+  async function refreshMessages() {
+    if (!state.conversationId) return;
+    let html;
+    try {
+      html = await fragment(`/c/${state.conversationId}/messages`);
+    } catch {
+      return;
+    }
+    const open = [...messages.querySelectorAll('details[open][data-tool-call-id]')].map((d) => d.dataset.toolCallId);
+    keepPinned(() => {
+      messages.replaceChildren(parseFragment(html));
+      messages.dataset.runningTurn = '';
+      for (const id of open) byData(messages, 'tool-call-id', id)?.setAttribute('open', '');
+    });
+  }
+
+  async function refreshSidebar() {
+    const list = document.querySelector('[data-sidebar-list]');
+    if (!list) return;
+    const pages = list.querySelector('[data-pages]')?.dataset.pages ?? '1';
+    const query = new URLSearchParams({ current: state.conversationId, pages });
+    try {
+      list.replaceChildren(parseFragment(await fragment(`/conversations/list?${query}`)));
+    } catch { /* the list stays as it was */ }
+  }
+
+  async function refreshCredits() {
+    const response = await api('GET', '/api/credits');
+    if (!response.ok) return;
+    const pill = document.querySelector('[data-credits]');
+    const credits = response.data;
+    pill.querySelector('[data-credits-value]').textContent = credits.remainingCredits;
+    pill.classList.toggle('pill--empty', credits.remainingCredits <= 0);
+    pill.title = `${credits.usedCredits} used, ${credits.reservedCredits} reserved of ${credits.grantedCredits} this month (${credits.month}, UTC)`;
+  }
+
+  // --- Composer events ---------------------------------------------------
+
+  form.addEventListener('submit', (event) => { event.preventDefault(); submit(); });
+  input.addEventListener('keydown', (event) => {
+    if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {
+      event.preventDefault();
+      submit();
+    }
+  });
+  input.addEventListener('input', autosize);
+  chat.querySelector('[data-banner-close]').addEventListener('click', () => { hideBanner(); input.focus(); });
+  chat.addEventListener('click', (event) => {
+    const example = event.target.closest('[data-example]');
+    if (example) {
+      input.value = example.textContent.trim();
+      autosize();
+      input.focus();
+    }
+  });
+
+  // A turn still running when the page was (re)loaded: follow it.
+  if (messages.dataset.runningTurn) {
+    setBusy(true);
+    follow(messages.dataset.runningTurn);
+  }
+  toBottom();
+  return { refreshMessages, refreshSidebar };
+}

@@ -1,0 +1,148 @@
+// Everything around the chat: the drawer, deleting a conversation, the cards'
+// Confirm and Cancel, long tool results, older conversations.
+
+import { api, fragment, parseFragment } from './api.js';
+
+const CARD_STATES = { confirmed: 'Confirmed', cancelled: 'Cancelled', expired: 'Expired', failed: 'Failed' };
+const CARD_ERRORS = {
+  stale: 'What this card would do has changed since it was proposed, so nothing was done. Ask the assistant again.',
+  expired: 'This card has expired, so nothing was done. Ask the assistant again if you still want it.',
+  decided: 'This card was already decided.',
+};
+
+function initDrawer() {
+  const sidebar = document.querySelector('[data-sidebar]');
+  const toggle = document.querySelector('[data-drawer-open]');
+  const backdrop = document.querySelector('.backdrop');
+  if (!sidebar || !toggle) return;
+  const isOpen = () => sidebar.classList.contains('is-open');
+  const open = () => {
+    sidebar.classList.add('is-open');
+    backdrop.hidden = false;
+    toggle.setAttribute('aria-expanded', 'true');
+    sidebar.querySelector('a, button')?.focus();
+  };
+  const close = () => {
+    if (!isOpen()) return;
+    sidebar.classList.remove('is-open');
+    backdrop.hidden = true;
+    toggle.setAttribute('aria-expanded', 'false');
+    toggle.focus();
+  };
+  toggle.addEventListener('click', () => (isOpen() ? close() : open()));
+  document.querySelectorAll('[data-drawer-close]').forEach((node) => node.addEventListener('click', close));
+  document.addEventListener('keydown', (event) => {
+    if (event.key === 'Escape' && isOpen() && !document.querySelector('dialog[open]')) close();
+  });
+}
+
+function initDelete() {
+  const dialog = document.querySelector('[data-delete-dialog]');
+  if (!dialog) return;
+  const name = dialog.querySelector('[data-delete-name]');
+  const error = dialog.querySelector('[data-delete-error]');
+  const confirm = dialog.querySelector('[data-delete-confirm]');
+  let target = null;
+
+  document.addEventListener('click', (event) => {
+    const button = event.target.closest('[data-delete-conversation]');
+    if (!button) return;
+    target = button.dataset.deleteConversation;
+    name.textContent = button.dataset.title;
+    error.hidden = true;
+    confirm.disabled = false;
+    dialog.showModal();
+  });
+
+  confirm.addEventListener('click', async () => {
+    if (!target) return;
+    confirm.disabled = true;
+    const response = await api('DELETE', `/api/conversations/${encodeURIComponent(target)}`);
+    confirm.disabled = false;
+    if (!response.ok && response.status !== 404) {
+      // 409 while the assistant is replying: say why and leave it.
+      error.textContent = response.data.detail;
+      error.hidden = false;
+      return;
+    }
+    const current = document.querySelector('[data-chat]')?.dataset.conversationId;
+    if (target === current) {
+      window.location.assign('/');
+      return;
+    }
+    document.querySelector(`[data-conversation-item="${CSS.escape(target)}"]`)?.remove();
+    target = null;
+    dialog.close();
+    document.querySelector('[data-new-conversation]')?.focus();
+    const status = document.querySelector('[data-status]');
+    if (status) status.textContent = 'Conversation deleted.';
+  });
+}
+
+async function decideCard(button) {
+  const card = button.closest('[data-card-id]');
+  const id = card.dataset.cardId;
+  const action = button.dataset.cardAction;
+  const buttons = card.querySelectorAll('[data-card-action]');
+  buttons.forEach((node) => { node.disabled = true; });
+  button.setAttribute('aria-busy', 'true');
+  const url = `/api/cards/${encodeURIComponent(id)}/${action}`;
+  const response = await api('POST', url, action === 'confirm' ? { hash: card.dataset.cardHash } : {});
+  const problem = response.ok ? '' : (CARD_ERRORS[response.data.code] ?? response.data.detail);
+  let fresh = null;
+  try {
+    fresh = parseFragment(await fragment(`/cards/${encodeURIComponent(id)}/`)).firstElementChild;
+  } catch { /* keep the card shown */ }
+  const shown = fresh ?? card;
+  if (fresh) {
+    card.replaceWith(fresh);
+    const row = fresh.previousElementSibling;
+    const state = CARD_STATES[fresh.dataset.cardStatus];
+    if (row?.matches('[data-tool-call-id]') && state) {
+      row.classList.remove('tool--proposed');
+      row.querySelector('[data-tool-state]').textContent = state;
+    }
+  }
+  else buttons.forEach((node) => { node.disabled = false; });
+  button.removeAttribute('aria-busy');
+  if (problem) {
+    const slot = shown.querySelector('[data-card-error]');
+    slot.textContent = problem;
+    slot.hidden = false;
+  }
+  // The buttons are gone: keep keyboard focus on the card that replaced them.
+  shown.tabIndex = -1;
+  shown.focus({ preventScroll: true });
+}
+
+function initClicks() {
+  document.addEventListener('click', async (event) => {
+    const cardButton = event.target.closest('[data-card-action]');
+    if (cardButton) {
+      decideCard(cardButton);
+      return;
+    }
+    const toggle = event.target.closest('[data-result-toggle]');
+    if (toggle) {
+      const result = toggle.closest('[data-result]');
+      const collapsed = result.classList.toggle('is-collapsed');
+      toggle.setAttribute('aria-expanded', String(!collapsed));
+      if (!toggle.dataset.moreLabel) toggle.dataset.moreLabel = toggle.textContent.trim();
+      toggle.textContent = collapsed ? toggle.dataset.moreLabel : 'Show less';
+      return;
+    }
+    const more = event.target.closest('[data-sidebar-more]');
+    if (more) {
+      const list = document.querySelector('[data-sidebar-list]');
+      const current = document.querySelector('[data-chat]')?.dataset.conversationId ?? '';
+      const query = new URLSearchParams({ current, pages: more.dataset.sidebarMore });
+      list.replaceChildren(parseFragment(await fragment(`/conversations/list?${query}`)));
+    }
+  });
+}
+
+export function initUi() {
+  initDrawer();
+  initDelete();
+  initClicks();
+}
