@@ -1,12 +1,23 @@
 """Staff look into confirmation cards read-only: a card is decided only by
 its person's click or by the expiry sweep, never edited by hand."""
 
+import json
 from uuid import UUID
 
-from django.contrib import admin
+from django import forms
+from django.contrib import admin, messages
+from django.contrib.admin.exceptions import NotRegistered
+from django.contrib.auth import get_user_model
+from django.core.serializers.json import DjangoJSONEncoder
 from django.db.models import Q
+from django.http import HttpResponse, HttpResponseRedirect
+from django.urls import reverse
+from django.utils import timezone
 
-from assistant.models import ActionCard
+from assistant.maintenance import erasure_start
+from assistant.models import ActionCard, Erasure, ProviderKey
+from assistant.secrets import key_hint, seal_secret
+from organizations.personal_data import EXPORT_FORMAT, export_person
 
 
 @admin.register(ActionCard)
@@ -39,3 +50,125 @@ class ActionCardAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request, obj=None):
         return False
+
+
+# --- Provider keys: staff add a key; it is stored sealed, only its hint is shown ---
+
+
+class ProviderKeyForm(forms.ModelForm):
+    key = forms.CharField(
+        label="API key", strip=True, widget=forms.PasswordInput(render_value=False),
+        help_text="Stored sealed (AES-GCM) for this organization only; only its last 4 characters are shown again.",
+    )
+
+    class Meta:
+        model = ProviderKey
+        fields = ["organization", "provider"]
+
+    def save(self, commit=True):
+        key = super().save(commit=False)
+        plaintext = self.cleaned_data["key"]
+        key.sealed = seal_secret(plaintext, key.organization_id)
+        key.hint = key_hint(plaintext)
+        if commit:
+            key.save()
+        return key
+
+
+@admin.register(ProviderKey)
+class ProviderKeyAdmin(admin.ModelAdmin):
+    form = ProviderKeyForm
+    list_display = ["organization", "provider", "hint", "created_by", "created_at"]
+    list_filter = ["provider"]
+    list_select_related = ["organization", "created_by"]
+    search_fields = ["organization__slug", "organization__name"]
+
+    def get_fields(self, request, obj=None):
+        return ["organization", "provider", "key"] if obj is None else ["organization", "provider", "hint",
+                                                                       "created_by", "created_at"]
+
+    def get_readonly_fields(self, request, obj=None):
+        # A key is replaced (delete, add), never edited: its organization is sealed into it.
+        return [] if obj is None else ["organization", "provider", "hint", "created_by", "created_at"]
+
+    def save_model(self, request, obj, form, change):
+        if not change:
+            obj.created_by = request.user
+        super().save_model(request, obj, form, change)
+
+
+# --- A person's data: export (download) and erasure (batched, in a worker) --------
+
+
+class ErasureForm(forms.ModelForm):
+    confirm = forms.BooleanField(
+        label="I understand", help_text="The person's conversations, cards, notes and mail, their memberships and "
+        "their account are deleted for good. Turns and the ledger keep their costs, without the person.",
+    )
+
+    class Meta:
+        model = Erasure
+        fields = ["user"]
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["user"].required = True
+
+
+@admin.register(Erasure)
+class ErasureAdmin(admin.ModelAdmin):
+    form = ErasureForm
+    list_display = ["id", "subject_id", "status", "batches", "blocked_by", "requested_by", "created_at",
+                    "finished_at"]
+    list_filter = ["status"]
+    ordering = ["-created_at"]
+    raw_id_fields = ["user"]
+    readonly_fields = ["subject_id", "status", "batches", "counts", "blocked_by", "requested_by", "created_at",
+                       "updated_at", "finished_at"]
+
+    def get_fields(self, request, obj=None):
+        return ["user", "confirm"] if obj is None else self.readonly_fields
+
+    def save_model(self, request, obj, form, change):
+        # Not a plain save: erasure_start closes the person's access and queues the batches.
+        started = erasure_start(form.cleaned_data["user"], requested_by=request.user)
+        obj.pk, obj.subject_id, obj.status = started.pk, started.subject_id, started.status
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+@admin.action(description="Download the personal data export (JSON)", permissions=["view"])
+def export_personal_data(modeladmin, request, queryset):
+    people = [{"userId": user.pk, "organizations": export_person(user)} for user in queryset.order_by("pk")]
+    response = HttpResponse(
+        json.dumps({"format": EXPORT_FORMAT, "people": people}, cls=DjangoJSONEncoder, indent=2),
+        content_type="application/json",
+    )
+    response["Content-Disposition"] = f'attachment; filename="personal-data-{timezone.now():%Y%m%d-%H%M}.json"'
+    return response
+
+
+@admin.action(description="Erase the personal data…", permissions=["delete"])
+def erase_personal_data(modeladmin, request, queryset):
+    if queryset.count() != 1:
+        modeladmin.message_user(request, "Erase one person at a time.", level=messages.WARNING)
+        return None
+    # To the erasure form, which asks for a confirmation.
+    return HttpResponseRedirect(f"{reverse('admin:assistant_erasure_add')}?user={queryset.get().pk}")
+
+
+def _add_user_actions() -> None:
+    """Offer both actions on the users' admin, whoever registered it."""
+    try:
+        user_admin = admin.site.get_model_admin(get_user_model())
+    except NotRegistered:
+        return
+    actions = list(user_admin.actions or [])
+    user_admin.actions = [*actions, *(a for a in (export_personal_data, erase_personal_data) if a not in actions)]
+
+
+_add_user_actions()

@@ -12,6 +12,7 @@ class AssistantConfig(AppConfig):
         # would process data where it may not (or cannot run at all).
         check_residency()
         _register_conversation_cards()
+        _register_personal_data()
 
 
 def _register_conversation_cards() -> None:
@@ -20,3 +21,10 @@ def _register_conversation_cards() -> None:
     from conversations.extensions import register_conversation_extra
 
     register_conversation_extra("cards", thread_cards_json)
+
+
+def _register_personal_data() -> None:
+    """Its part of a person's export and erasure (organizations.personal_data)."""
+    from assistant import personal_data
+
+    personal_data.register()

@@ -36,7 +36,7 @@ from assistant.tools.registry import all_tools, get_tool
 from assistant.trifecta import Route, Taint, route_call, taint_after
 from conversations.models import Message, Thread, ToolCall
 from credits.money import request_micros
-from credits.services import credits_settle
+from credits.services import credits_keep_on_stuck, credits_release, credits_settle
 from organizations.members import Member
 from organizations.models import Membership
 
@@ -132,27 +132,60 @@ def run_turn(turn_id: UUID, *, client: ModelClient | None = None, clock: Callabl
     return outcome
 
 
-def finish_turn(turn_id: UUID, outcome: Outcome, *, usage: Usage, cost_micros: int | None = None) -> None:
-    """Record the end, free the thread and settle the credits, all at once."""
+# How finish_turn closes a turn's credits.
+SETTLE = "settle"  # the real cost (the turn ran)
+STUCK = "stuck"  # the reservation kept as cost (the turn never finished: a killed worker)
+RELEASE = "release"  # no cost (no model call was ever made)
+
+
+def finish_turn(
+    turn_id: UUID, outcome: Outcome, *, usage: Usage | None, cost_micros: int | None = None,
+    credits: str = SETTLE, expect_status: str | None = None, job: str = "run_turn",
+) -> bool:
+    """Record the end, free the thread and close the credits, all at once.
+
+    `usage=None` keeps the usage the turn stored as it went. With
+    `expect_status`, only a turn still in that status is finished. Returns
+    whether this call finished the turn: under the turn's row lock, a second
+    caller (a redelivered task, a second sweeper) finds it finished and does
+    nothing.
+    """
+    if credits not in (SETTLE, STUCK, RELEASE):
+        raise ValueError(f"unknown way to close credits: {credits!r}")
     now = timezone.now()
     with transaction.atomic():
         turn = Turn.objects.select_for_update().get(id=turn_id)
         if turn.status in (Turn.Status.DONE, Turn.Status.FAILED):
-            return
-        if cost_micros is None:
-            cost_micros = request_micros(model_option(turn.model_option), usage)
+            return False
+        if expect_status is not None and turn.status != expect_status:
+            return False
+        if usage is not None:
+            _store_usage(turn, usage)
+        if cost_micros is None and credits == SETTLE:
+            cost_micros = request_micros(model_option(turn.model_option), _usage_of(turn))
+        elif cost_micros is None:
+            cost_micros = turn.reserved_micros if credits == STUCK else 0
         turn.status = outcome.status
         turn.failure_kind = outcome.failure_kind
         turn.finished_at = now
         turn.cost_micros = cost_micros
-        _store_usage(turn, usage)
         turn.save()
         if outcome.notice:
             _mark_last_reply(turn, outcome)
         Thread.objects.filter(id=turn.thread_id).update(
             status=Thread.Status.IDLE, updated_at=now, last_activity_at=now
         )
-        credits_settle(turn_id=turn.id, cost_micros=cost_micros)
+        if credits == SETTLE:
+            credits_settle(turn_id=turn.id, cost_micros=cost_micros, job=job)
+        elif credits == STUCK:
+            credits_keep_on_stuck(turn_id=turn.id, job=job)
+        else:
+            credits_release(turn_id=turn.id, reason="the turn never started", job=job)
+    return True
+
+
+def _usage_of(turn: Turn) -> Usage:
+    return Usage(turn.input_tokens, turn.output_tokens, turn.cache_write_tokens, turn.cache_read_tokens)
 
 
 def _store_usage(turn: Turn, usage: Usage) -> None:

@@ -54,6 +54,8 @@ class Turn(models.Model):
     read_untrusted = models.BooleanField(default=False)
     enqueue_attempts = models.PositiveSmallIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
+    # When the queued-turn sweeper published it again (it does so once).
+    requeued_at = models.DateTimeField(null=True, blank=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
@@ -112,3 +114,75 @@ class ActionCard(models.Model):
 
     def __str__(self):
         return f"{self.tool_name} card ({self.status})"
+
+
+class ProviderKey(models.Model):
+    """An organization's own key for a model provider, sealed (assistant/secrets.py).
+
+    The plaintext is never stored nor shown again: only `hint` is.
+    """
+
+    class Provider(models.TextChoices):
+        INFOMANIAK = "infomaniak", "Infomaniak AI Services (Switzerland)"
+        BEDROCK = "bedrock", "AWS Bedrock (EU)"
+        ANTHROPIC = "anthropic", "Anthropic (US)"
+
+    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="provider_keys")
+    provider = models.CharField(max_length=20, choices=Provider.choices)
+    sealed = models.TextField(editable=False)
+    hint = models.CharField(max_length=8, editable=False)
+    # Anonymized (set null) when its author is erased; the key stays the organization's.
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["organization", "provider"], name="provider_key_one_per_provider"),
+        ]
+
+    def __str__(self):
+        return f"{self.get_provider_display()} key {self.hint}"
+
+
+class Erasure(models.Model):
+    """The erasure of one person, run in batches until done.
+
+    Kept in the assistant app, which runs the jobs (organizations stays free
+    of them). Once the person's row is deleted, `user` is null and only the
+    number `subject_id` remains, so staff can follow the erasure without the
+    person being identifiable.
+    """
+
+    class Status(models.TextChoices):
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    subject_id = models.BigIntegerField(help_text="The erased user's id (nothing else about them is kept).")
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.RUNNING)
+    batches = models.PositiveIntegerField(default=0)
+    # Rows deleted so far, by eraser name.
+    counts = models.JSONField(default=dict, blank=True)
+    blocked_by = models.CharField(max_length=60, blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField()
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["subject_id"], condition=models.Q(status="running"), name="erasure_one_running_per_person"
+            ),
+        ]
+        indexes = [models.Index(fields=["status", "updated_at"], name="erasure_status_updated")]
+
+    def __str__(self):
+        return f"erasure of user #{self.subject_id} ({self.status})"

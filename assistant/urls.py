@@ -2,6 +2,7 @@ from django.urls import path
 
 from assistant.api import ChatView, TurnEventsView, TurnView
 from assistant.cards_api import CardCancelView, CardConfirmView, CardView
+from assistant.me_api import MyExportView
 
 urlpatterns = [
     path("chat", ChatView.as_view(), name="chat"),
@@ -10,4 +11,5 @@ urlpatterns = [
     path("cards/<str:card_id>", CardView.as_view(), name="card-detail"),
     path("cards/<str:card_id>/confirm", CardConfirmView.as_view(), name="card-confirm"),
     path("cards/<str:card_id>/cancel", CardCancelView.as_view(), name="card-cancel"),
+    path("me/export", MyExportView.as_view(), name="me-export"),
 ]

@@ -8,6 +8,28 @@ app = Celery("config")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
 
+# Task modules that autodiscovery (which imports only `tasks.py`) does not find.
+app.conf.imports = ("assistant.maintenance_tasks", "assistant.card_tasks")
+
+# The maintenance jobs, run by `celery -A config worker --beat` (`make run`) or
+# a separate `celery -A config beat`. Every job is idempotent and safe when two
+# workers run it at once. A tick that waited in the queue past the next one is
+# dropped (`expires`): the next tick does the same work.
+MINUTE = 60.0
+app.conf.beat_schedule = {
+    "fail-stuck-turns": {"task": "assistant.fail_stuck_turns", "schedule": MINUTE, "options": {"expires": MINUTE}},
+    "sweep-queued-turns": {
+        "task": "assistant.sweep_queued_turns", "schedule": MINUTE, "options": {"expires": MINUTE},
+    },
+    "expire-cards": {"task": "assistant.expire_cards", "schedule": 5 * MINUTE, "options": {"expires": 5 * MINUTE}},
+    "continue-erasures": {
+        "task": "assistant.continue_erasures", "schedule": 5 * MINUTE, "options": {"expires": 5 * MINUTE},
+    },
+    "purge-idle-threads": {
+        "task": "assistant.purge_idle_threads", "schedule": 60 * MINUTE, "options": {"expires": 60 * MINUTE},
+    },
+}
+
 
 def ensure_broker_folders() -> None:
     """The filesystem broker needs its folders to exist, in every process."""

@@ -153,10 +153,16 @@ CONVERSATIONS_PAGE_SIZE = env_int("CONVERSATIONS_PAGE_SIZE", 50, minimum=1)
 EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "assistant@localhost")
 
+# JSON lines (ids, kinds, counts, durations; never conversation text) outside
+# development; a readable line under DEBUG. See config/logging.py.
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "formatters": {
+        "json": {"()": "config.logging.JsonLinesFormatter"},
+        "readable": {"()": "config.logging.ReadableFormatter"},
+    },
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "readable" if DEBUG else "json"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
 }
 
@@ -183,6 +189,23 @@ ASSISTANT_HISTORY_BYTES = env_int("ASSISTANT_HISTORY_BYTES", 700_000, minimum=10
 ASSISTANT_MAX_OUTPUT_TOKENS = env_int("ASSISTANT_MAX_OUTPUT_TOKENS", 4096, minimum=1)
 # Delay between the offline model's text chunks, so streaming is visible.
 OFFLINE_MODEL_CHUNK_DELAY_MS = env_int("OFFLINE_MODEL_CHUNK_DELAY_MS", 40)
+
+# --- Maintenance jobs (Celery beat, config/celery.py) ----------------------
+# A running turn is stuck (its worker is gone) once it is this long past
+# ASSISTANT_TURN_SECONDS: above the task's hard time limit (the bound + 60 s).
+ASSISTANT_STUCK_GRACE_SECONDS = env_int("ASSISTANT_STUCK_GRACE_SECONDS", 90, minimum=0)
+# A turn still queued after this long is published again, once; still queued
+# this long after that, it fails with its reservation released.
+ASSISTANT_QUEUED_SWEEP_SECONDS = env_int("ASSISTANT_QUEUED_SWEEP_SECONDS", 300, minimum=10)
+# Conversations without activity for this many days are deleted.
+ASSISTANT_IDLE_PURGE_DAYS = env_int("ASSISTANT_IDLE_PURGE_DAYS", 90, minimum=1)
+ASSISTANT_PURGE_BATCH_SIZE = env_int("ASSISTANT_PURGE_BATCH_SIZE", 200, minimum=1)
+# Rows deleted per batch of a person's erasure; the wait before trying again
+# while one of their conversations is being answered; and the age at which a
+# running erasure without progress is enqueued again by continue_erasures.
+ASSISTANT_ERASURE_BATCH_SIZE = env_int("ASSISTANT_ERASURE_BATCH_SIZE", 500, minimum=1)
+ASSISTANT_ERASURE_RETRY_SECONDS = env_int("ASSISTANT_ERASURE_RETRY_SECONDS", 30, minimum=1)
+ASSISTANT_ERASURE_STALL_SECONDS = env_int("ASSISTANT_ERASURE_STALL_SECONDS", 120, minimum=10)
 
 # --- Celery ----------------------------------------------------------------
 # Redis when REDIS_URL is set; otherwise a broker that needs no server (a

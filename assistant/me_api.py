@@ -1,0 +1,25 @@
+"""GET /api/me/export: the person's own data in the active organization, as a download."""
+
+from django.utils import timezone
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
+from rest_framework.response import Response
+
+from organizations.api import ORGANIZATION_PARAMETER, MemberAPIView
+from organizations.personal_data import export_user
+
+
+class MyExportView(MemberAPIView):
+    @extend_schema(
+        parameters=[ORGANIZATION_PARAMETER], responses={200: OpenApiTypes.OBJECT},
+        description="Everything of the person in the organization: conversations (messages, raw tool results), "
+        "cards, turns with their costs, notes, mail. A JSON attachment.",
+    )
+    def get(self, request):
+        document = export_user(self.member)
+        filename = f"personal-data-{self.member.organization_slug or self.member.organization_id}-" \
+            f"{timezone.now():%Y%m%d}.json"
+        response = Response(document)
+        response["Content-Disposition"] = f'attachment; filename="{filename}"'
+        response["Cache-Control"] = "no-store"
+        return response

@@ -1,0 +1,85 @@
+"""The assistant's part of a person's export and erasure (organizations.personal_data).
+
+Exported: the person's cards, turns with their costs, and the provider keys
+they added (hint only). Erased: their cards. Kept, without the person: turns
+(accounting needs their costs: `user` set null) and provider keys (they are
+the organization's: their author is set null).
+"""
+
+from assistant.models import ActionCard, ProviderKey, Turn
+from assistant.progress import card_json
+from assistant.selectors import cards_of, turns_of
+from conversations.models import Thread
+from organizations.members import Member
+from organizations.personal_data import iso
+
+
+def export_cards(member: Member) -> list[dict]:
+    cards = cards_of(member).select_related("tool_call").order_by("created_at", "id")
+    return [
+        {**card_json(card), "turnId": str(card.turn_id) if card.turn_id else None, "createdAt": iso(card.created_at)}
+        for card in cards
+    ]
+
+
+def export_turns(member: Member) -> list[dict]:
+    return [
+        {
+            "id": str(turn.id), "conversationId": str(turn.thread_id) if turn.thread_id else None,
+            "status": turn.status, "failureKind": turn.failure_kind or None, "model": turn.model_option,
+            "steps": turn.steps, "toolCalls": turn.tool_calls, "inputTokens": turn.input_tokens,
+            "outputTokens": turn.output_tokens, "cacheWriteTokens": turn.cache_write_tokens,
+            "cacheReadTokens": turn.cache_read_tokens, "creditMonth": turn.credit_month,
+            "reservedMicros": turn.reserved_micros, "costMicros": turn.cost_micros,
+            "createdAt": iso(turn.created_at), "startedAt": iso(turn.started_at), "finishedAt": iso(turn.finished_at),
+        }
+        for turn in turns_of(member).order_by("created_at", "id")
+    ]
+
+
+def export_provider_keys(member: Member) -> list[dict]:
+    keys = ProviderKey.objects.filter(organization_id=member.organization_id, created_by_id=member.user_id)
+    return [
+        {"id": key.id, "provider": key.provider, "hint": key.hint, "createdAt": iso(key.created_at)}
+        for key in keys.order_by("id")
+    ]
+
+
+def erase_cards(user, batch_size: int) -> int:
+    """The person's cards, except those of a thread being answered (they go
+    with the thread, once its turn has ended)."""
+    ids = list(
+        ActionCard.objects.filter(user=user)
+        .exclude(thread__status=Thread.Status.RESPONDING)
+        .order_by("pk")
+        .values_list("pk", flat=True)[:batch_size]
+    )
+    return ActionCard.objects.filter(pk__in=ids).delete()[0] if ids else 0
+
+
+def anonymize_turns(user, batch_size: int) -> int:
+    """Finished turns keep their costs without the person."""
+    ids = list(
+        Turn.objects.filter(user=user, status__in=[Turn.Status.DONE, Turn.Status.FAILED])
+        .order_by("pk")
+        .values_list("pk", flat=True)[:batch_size]
+    )
+    return Turn.objects.filter(pk__in=ids).update(user=None) if ids else 0
+
+
+def anonymize_provider_keys(user, batch_size: int) -> int:
+    """A key the person added stays the organization's, without its author."""
+    ids = list(ProviderKey.objects.filter(created_by=user).order_by("pk").values_list("pk", flat=True)[:batch_size])
+    return ProviderKey.objects.filter(pk__in=ids).update(created_by=None) if ids else 0
+
+
+def register() -> None:
+    from organizations.personal_data import register_eraser, register_exporter
+
+    register_exporter("cards", export_cards)
+    register_exporter("turns", export_turns)
+    register_exporter("providerKeys", export_provider_keys)
+    # Cards before conversations (a thread's deletion would cascade to them).
+    register_eraser("cards", erase_cards, order=10)
+    register_eraser("turns", anonymize_turns, order=60)
+    register_eraser("provider_keys", anonymize_provider_keys, order=70)

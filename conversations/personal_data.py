@@ -1,0 +1,66 @@
+"""The conversations' part of a person's export and erasure (organizations.personal_data)."""
+
+from django.db.models import Prefetch
+
+from conversations.models import Message, Thread, ToolCall
+from conversations.selectors import threads_of
+from conversations.serializers import conversation_to_json
+from organizations.members import Member
+from organizations.personal_data import ErasureBlocked, iso
+
+
+def export_conversations(member: Member) -> list[dict]:
+    """Every conversation of the person, as the API shows it (with the extras
+    other apps register, such as cards), plus what the API leaves out: each
+    message's order, turn and notice, each tool call's times."""
+    threads = (
+        threads_of(member)
+        .order_by("created_at", "id")
+        .prefetch_related(
+            Prefetch(
+                "messages",
+                queryset=Message.objects.order_by("seq").prefetch_related(
+                    Prefetch("tool_calls", queryset=ToolCall.objects.order_by("position"))
+                ),
+            )
+        )
+    )
+    exported = []
+    for thread in threads:
+        document = conversation_to_json(thread)
+        document["lastActivityAt"] = iso(thread.last_activity_at)
+        for data, message in zip(document["messages"], thread.messages.all(), strict=True):
+            data.update(seq=message.seq, turnId=str(message.turn_id) if message.turn_id else None,
+                        notice=message.notice)
+            for call_data, call in zip(data["toolCalls"], message.tool_calls.all(), strict=True):
+                call_data.update(createdAt=iso(call.created_at), finishedAt=iso(call.finished_at))
+        exported.append(document)
+    return exported
+
+
+def erase_conversations(user, batch_size: int) -> int:
+    """Up to `batch_size` rows of the person's conversations, smallest first
+    (tool calls, then messages, then threads), in every organization. A thread
+    that is responding is left until its turn ends (ErasureBlocked)."""
+    erasable = Thread.objects.filter(user=user).exclude(status=Thread.Status.RESPONDING)
+    deleted = 0
+    for rows in (
+        ToolCall.objects.filter(message__thread__in=erasable),
+        Message.objects.filter(thread__in=erasable),
+        erasable,
+    ):
+        ids = list(rows.order_by("pk").values_list("pk", flat=True)[: batch_size - deleted])
+        if ids:
+            deleted += rows.model.objects.filter(pk__in=ids).delete()[0]
+        if deleted >= batch_size:
+            return deleted
+    if Thread.objects.filter(user=user, status=Thread.Status.RESPONDING).exists():
+        raise ErasureBlocked(deleted)
+    return deleted
+
+
+def register() -> None:
+    from organizations.personal_data import register_eraser, register_exporter
+
+    register_exporter("conversations", export_conversations)
+    register_eraser("conversations", erase_conversations, order=20)

@@ -1,0 +1,60 @@
+"""The workspace's part of a person's export and erasure (organizations.personal_data):
+their notes, the e-mails they sent, the messages they received."""
+
+from organizations.members import Member
+from organizations.personal_data import iso
+from workspace.models import InboxMessage, Note, SentEmail
+
+
+def export_notes(member: Member) -> list[dict]:
+    notes = Note.objects.filter(organization_id=member.organization_id, owner_id=member.user_id).order_by("id")
+    return [
+        {"id": note.id, "title": note.title, "body": note.body, "createdAt": iso(note.created_at),
+         "updatedAt": iso(note.updated_at)}
+        for note in notes
+    ]
+
+
+def export_sent_emails(member: Member) -> list[dict]:
+    emails = SentEmail.objects.filter(organization_id=member.organization_id, sender_id=member.user_id).order_by("id")
+    return [
+        {"id": email.id, "from": email.from_address, "to": email.to, "subject": email.subject, "body": email.body,
+         "sentAt": iso(email.sent_at)}
+        for email in emails
+    ]
+
+
+def export_inbox(member: Member) -> list[dict]:
+    messages = InboxMessage.objects.filter(
+        organization_id=member.organization_id, recipient_id=member.user_id
+    ).order_by("id")
+    return [
+        {"id": message.id, "sender": message.sender, "subject": message.subject, "body": message.body,
+         "receivedAt": iso(message.received_at)}
+        for message in messages
+    ]
+
+
+def erase_workspace(user, batch_size: int) -> int:
+    """Up to `batch_size` of the person's notes, sent e-mails and received messages."""
+    deleted = 0
+    for rows in (
+        Note.objects.filter(owner=user),
+        SentEmail.objects.filter(sender=user),
+        InboxMessage.objects.filter(recipient=user),
+    ):
+        ids = list(rows.order_by("pk").values_list("pk", flat=True)[: batch_size - deleted])
+        if ids:
+            deleted += rows.model.objects.filter(pk__in=ids).delete()[0]
+        if deleted >= batch_size:
+            break
+    return deleted
+
+
+def register() -> None:
+    from organizations.personal_data import register_eraser, register_exporter
+
+    register_exporter("notes", export_notes)
+    register_exporter("sentEmails", export_sent_emails)
+    register_exporter("inbox", export_inbox)
+    register_eraser("workspace", erase_workspace, order=30)
