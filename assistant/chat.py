@@ -49,16 +49,16 @@ def chat_submit(member: Member, *, message: str, conversation_id: UUID | None) -
     created_thread = conversation_id is None
     with transaction.atomic():
         thread = _thread_for_chat(member, conversation_id)
-        if not created_thread:
-            _deliver_card_events(member, thread)
+        events_message = None if created_thread else _deliver_card_events(member, thread)
         check_room_for(thread, message, created=created_thread)
         user_message = message_append(member, thread=thread, role=Message.Role.USER, content=message)
         turn = Turn.objects.create(
             thread=thread, organization_id=member.organization_id, user_id=member.user_id,
             user_message=user_message, model_option=option.id,
         )
-        user_message.turn_id = turn.id
-        user_message.save(update_fields=["turn_id"])
+        # The turn id marks the messages the application wrote for this turn:
+        # history trusts an `event` message only with it (an upsert can't set it).
+        Message.objects.filter(id__in=[m.id for m in (user_message, events_message) if m]).update(turn_id=turn.id)
         reservation = credits_reserve(member, turn_id=turn.id)
         turn.credit_month, turn.reserved_micros = reservation.month, reservation.micros
         turn.save(update_fields=["credit_month", "reserved_micros"])
@@ -81,12 +81,13 @@ def _thread_for_chat(member: Member, conversation_id: UUID | None) -> Thread:
     return thread
 
 
-def _deliver_card_events(member: Member, thread: Thread) -> None:
+def _deliver_card_events(member: Member, thread: Thread) -> Message | None:
     """Cards decided since the last turn reach the model once, as an `event`
     message placed before (apart from) the person's new text."""
     block = events_for_next_turn(thread.id)
-    if block:
-        message_append(member, thread=thread, role=Message.Role.EVENT, content=block)
+    if not block:
+        return None
+    return message_append(member, thread=thread, role=Message.Role.EVENT, content=block)
 
 
 def check_room_for(thread: Thread, message: str, *, created: bool) -> None:
@@ -123,7 +124,9 @@ def chat_undo(*, turn_id: UUID, thread_id: UUID, delete_thread: bool) -> None:
     with transaction.atomic():
         credits_release(turn_id=turn_id, reason="queue_unavailable", job="chat_submit")
         turn = Turn.objects.select_for_update().get(id=turn_id)
-        Message.objects.filter(turn_id=turn_id).delete()
+        # The events block stays: its cards are marked delivered, and the next
+        # turn of this thread must still see it.
+        Message.objects.filter(turn_id=turn_id).exclude(role=Message.Role.EVENT).delete()
         turn.delete()
         if delete_thread:
             Thread.objects.filter(id=thread_id).delete()

@@ -37,8 +37,9 @@ def _items_of(message: Message) -> list[HistoryItem]:
     if message.role == Message.Role.USER:
         return [UserText(neutralize(message.content))]
     if message.role == Message.Role.EVENT:
-        # Written by the application itself (already rendered and neutralized).
-        return [UserText(message.content)]
+        # Only the application's own blocks (marked with the turn that carried
+        # them) are live; an `event` written by a client's upsert is inert text.
+        return [UserText(message.content if message.turn_id else neutralize(message.content))]
     if message.role == Message.Role.ASSISTANT:
         calls = list(message.tool_calls.all())
         reply = AssistantReply(

@@ -36,7 +36,7 @@ def ensure_broker_folders() -> None:
     from django.conf import settings
 
     options = settings.CELERY_BROKER_TRANSPORT_OPTIONS
-    for key in ("data_folder_in", "processed_folder"):
+    for key in ("data_folder_in", "processed_folder", "control_folder"):
         if key in options:
             os.makedirs(options[key], exist_ok=True)
 

@@ -3,7 +3,6 @@
 from uuid import UUID
 
 from django.conf import settings
-
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.pagination import PageNumberPagination

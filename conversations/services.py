@@ -149,6 +149,21 @@ def _upsert_locked(member: Member, data: ConversationData) -> UpsertOutcome:
     return UpsertOutcome(applied=True, thread=thread)
 
 
+def _server_fields_of_unchanged(thread: Thread, data: ConversationData) -> dict[UUID, dict]:
+    """Fields a client can't send (which turn wrote a message, its status and
+    notice) survive an upsert for messages it sent back unchanged. The turn id
+    is what makes an application `event` block live for the model, so a
+    changed or new `event` message never gets one."""
+    if thread.pk is None or thread._state.adding:
+        return {}
+    sent = {message.id: message for message in data.messages}
+    kept = {}
+    for stored in Message.objects.filter(thread=thread, id__in=list(sent)):
+        if (stored.role, stored.content) == (sent[stored.id].role, sent[stored.id].content):
+            kept[stored.id] = {"turn_id": stored.turn_id, "status": stored.status, "notice": stored.notice}
+    return kept
+
+
 def _check_message_ids_free(data: ConversationData) -> None:
     ids = [message.id for message in data.messages]
     if Message.objects.filter(id__in=ids).exclude(thread_id=data.id).exists():
@@ -162,6 +177,7 @@ def _apply_conversation(thread: Thread, data: ConversationData) -> None:
     thread.updated_at = data.updated_at
     thread.last_activity_at = max(data.updated_at, thread.last_activity_at or data.updated_at)
     thread.save()
+    kept = _server_fields_of_unchanged(thread, data)
     Message.objects.filter(thread=thread).delete()
     messages = Message.objects.bulk_create(
         [
@@ -172,6 +188,7 @@ def _apply_conversation(thread: Thread, data: ConversationData) -> None:
                 role=message.role,
                 content=message.content,
                 created_at=message.created_at,
+                **kept.get(message.id, {}),
             )
             for seq, message in enumerate(data.messages)
         ]
