@@ -22,6 +22,7 @@ class MessageSerializer(StrictSerializer):
     createdAt = serializers.DateTimeField()  # noqa: N815
     toolCalls = ToolCallSerializer(many=True, required=False, default=list)  # noqa: N815
     status = StrictCharField(read_only=True, help_text="complete | streaming | failed (server-side).")
+    notice = StrictCharField(read_only=True, help_text="Why a reply stopped short, for the person (server-side).")
 
 
 class ConversationSerializer(StrictSerializer):
@@ -78,6 +79,7 @@ def conversation_to_json(thread) -> dict:
                 "role": message.role,
                 "content": message.content,
                 "status": message.status,
+                "notice": message.notice,
                 "createdAt": serializers.DateTimeField().to_representation(message.created_at),
                 "toolCalls": [
                     {

@@ -237,3 +237,14 @@ def test_a_step_runs_a_pinned_number_of_queries(owner, django_assert_num_queries
             run_turn(turn.id, client=ScriptedClient(*script), clock=Clock())
         assert Turn.objects.get(id=turn.id).steps == steps
         Thread.objects.update(status=Thread.Status.IDLE)
+
+
+def test_the_notice_of_a_failed_reply_is_in_the_stored_conversation(owner):
+    def failing(request):
+        yield TextDelta("Half")
+        raise ProviderError("api")
+
+    turn = play(owner, ScriptedClient(failing))
+    stored = owner.client.get(f"/api/conversations/{turn.thread_id}").json()
+    reply = stored["messages"][-1]
+    assert reply["status"] == "failed" and reply["content"] == "Half" and "provider" in reply["notice"]
