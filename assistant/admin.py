@@ -112,7 +112,8 @@ class ErasureForm(forms.ModelForm):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["user"].required = True
+        if "user" in self.fields:  # the add form (a started erasure is only viewed)
+            self.fields["user"].required = True
 
 
 @admin.register(Erasure)

@@ -8,6 +8,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import timedelta
 
+import kombu.pools
 import pytest
 import redis
 from django.conf import settings
@@ -111,10 +112,9 @@ def publishing_to(url: str):
 
 
 def _drop_connections() -> None:
-    # The app caches its connection and producer pools on first use; Celery
-    # resets the same two attributes after a fork.
-    if celery_app._pool is not None:
-        celery_app._pool.force_close_all()
+    # The app caches its connection and producer pools on first use (Celery
+    # resets the same two attributes after a fork); kombu keeps the pools.
+    kombu.pools.reset()
     celery_app._pool = None
     celery_app.amqp._producer_pool = None
 

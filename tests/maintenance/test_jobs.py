@@ -35,7 +35,8 @@ def test_a_stuck_turn_fails_as_timeout_keeps_its_reservation_and_frees_the_threa
     assert (turn.status, turn.failure_kind) == ("failed", "timeout")
     assert turn.cost_micros == turn.reserved_micros == reservation_micros() > 0
     stuck = LedgerEntry.objects.get(turn_id=turn.id, kind__in=LedgerEntry.CLOSING_KINDS)
-    assert (stuck.kind, stuck.used_delta, stuck.reserved_delta) == ("stuck", turn.reserved_micros, -turn.reserved_micros)
+    assert (stuck.kind, stuck.used_delta, stuck.reserved_delta) == (
+        "stuck", turn.reserved_micros, -turn.reserved_micros)
     account = account_of(owner)
     assert (account.reserved_micros, account.used_micros) == (0, turn.reserved_micros)
     assert Thread.objects.get(id=turn.thread_id).status == "idle"
