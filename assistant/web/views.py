@@ -145,7 +145,7 @@ def data(request):
     return render(request, "web/data.html", {
         **context,
         "processing_detail": PROCESSING_DETAILS.get(location, "No model is configured, so nothing is processed."),
-        "idle_days": getattr(settings, "CONVERSATIONS_IDLE_DAYS", 90),
+        "idle_days": settings.ASSISTANT_IDLE_PURGE_DAYS,
         "card_hours": selectors.card_lifetime_hours(),
         "export_url": "/api/me/export",
     })

@@ -39,7 +39,7 @@ export function initChat() {
   const input = chat.querySelector('[data-composer-input]');
   const send = chat.querySelector('[data-send]');
   const hint = chat.querySelector('[data-composer-hint]');
-  const status = chat.querySelector('[data-status]');
+  const status = chat.querySelector('[data-announcer]');
   const banner = chat.querySelector('[data-banner]');
   const bannerText = chat.querySelector('[data-banner-text]');
   const bannerNew = chat.querySelector('[data-banner-new]');
@@ -60,6 +60,7 @@ export function initChat() {
   function showBanner(text, { offerNew = false, error = false } = {}) {
     bannerText.textContent = text;
     bannerNew.hidden = !offerNew;
+    chat.querySelector('[data-credits-banner]')?.remove(); // the same explanation, said once
     banner.classList.toggle('banner--error', error);
     banner.hidden = false;
   }

@@ -16,7 +16,11 @@ function initDrawer() {
   const backdrop = document.querySelector('.backdrop');
   if (!sidebar || !toggle) return;
   const isOpen = () => sidebar.classList.contains('is-open');
+  // While the drawer is open, the page behind it can't be reached with the keyboard.
+  const behind = [document.querySelector('[data-chat]'), document.querySelector('.topbar')];
+  const setBehindInert = (inert) => behind.forEach((node) => { if (node) node.inert = inert; });
   const open = () => {
+    setBehindInert(true);
     sidebar.classList.add('is-open');
     backdrop.hidden = false;
     toggle.setAttribute('aria-expanded', 'true');
@@ -24,6 +28,7 @@ function initDrawer() {
   };
   const close = () => {
     if (!isOpen()) return;
+    setBehindInert(false);
     sidebar.classList.remove('is-open');
     backdrop.hidden = true;
     toggle.setAttribute('aria-expanded', 'false');
@@ -74,7 +79,7 @@ function initDelete() {
     target = null;
     dialog.close();
     document.querySelector('[data-new-conversation]')?.focus();
-    const status = document.querySelector('[data-status]');
+    const status = document.querySelector('[data-announcer]');
     if (status) status.textContent = 'Conversation deleted.';
   });
 }

@@ -6,9 +6,13 @@ Playwright against pytest-django's live server, with a real Celery worker
 process running the turns: see browser.py.
 """
 
+import os
+import shutil
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
+from django.conf import settings
 from django.test import Client
 from django.utils import timezone
 
@@ -60,10 +64,94 @@ def make_conversation(person, *, title="Trip to Zurich", content="Plan my **trip
     return thread
 
 
-def make_card(person, thread, *, status=ActionCard.Status.PENDING, warning=False, description="Delete the note “A”"):
+def make_card(person, thread, *, status=ActionCard.Status.PENDING, warning=False, description="Delete the note “A”",
+              tool_name="delete_note", tool_input=None):
     call = ToolCall.objects.filter(message__thread=thread).first()
     return ActionCard.objects.create(
-        organization=person.organization, user=person.user, thread=thread, tool_call=call, tool_name="delete_note",
-        tool_input={"note_id": 1}, description=description, snapshot_hash="a" * 64, trifecta_warning=warning,
-        status=status, expires_at=timezone.now() + timedelta(hours=24),
+        organization=person.organization, user=person.user, thread=thread, tool_call=call, tool_name=tool_name,
+        tool_input=tool_input or {"note_id": 1}, description=description, snapshot_hash="a" * 64,
+        trifecta_warning=warning, status=status, expires_at=timezone.now() + timedelta(hours=24),
     )
+
+
+# --- Browser tests ---------------------------------------------------------------
+
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+
+
+@pytest.fixture(scope="session")
+def turn_worker(django_db_setup, tmp_path_factory):
+    """A real Celery worker on the test database, for the whole session."""
+    from tests.web.browser import celery_worker, use_broker_folder
+
+    folder = tmp_path_factory.mktemp("broker")
+    use_broker_folder(folder)
+    with celery_worker(folder, folder / "worker.log") as process:
+        yield process
+
+
+@pytest.fixture(scope="session")
+def chromium():
+    from playwright.sync_api import sync_playwright
+
+    from tests.web.browser import CHROMIUM, CHROMIUM_ARGS
+
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"Chromium is not installed at {CHROMIUM} (make test installs Debian's chromium).")
+    # Playwright's sync API keeps an event loop in this thread; the test code
+    # (fixtures, assertions on the database) is plain synchronous code.
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    try:
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            yield browser
+            browser.close()
+    finally:
+        os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+
+
+class Browser:
+    """Pages of one test, logged in as one person, with their screenshots."""
+
+    def __init__(self, chromium, live_server, tmp_path):
+        self.chromium = chromium
+        self.url = live_server.url
+        self.tmp_path = tmp_path
+        self.contexts = []
+        self.errors: list[str] = []
+        self.dialogs: list[str] = []
+
+    def page(self, person=None, *, width=1280, height=820):
+        context = self.chromium.new_context(viewport={"width": width, "height": height}, base_url=self.url)
+        self.contexts.append(context)
+        if person is not None:
+            client = web_client(person)
+            context.add_cookies([{
+                "name": settings.SESSION_COOKIE_NAME, "value": client.cookies[settings.SESSION_COOKIE_NAME].value,
+                "url": self.url,
+            }])
+        page = context.new_page()
+        page.set_default_timeout(15_000)
+        page.on("pageerror", lambda error: self.errors.append(str(error)))
+        page.on("dialog", lambda dialog: (self.dialogs.append(dialog.message), dialog.dismiss()))
+        return page
+
+    def shot(self, page, name: str, *, full_page=False) -> None:
+        """Every run takes it; UPDATE_SCREENSHOTS=1 keeps it under docs/screenshots."""
+        path = self.tmp_path / f"{name}.png"
+        page.screenshot(path=str(path), full_page=full_page, animations="disabled", caret="hide")
+        if os.environ.get("UPDATE_SCREENSHOTS") == "1":
+            SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, SCREENSHOTS / f"{name}.png")
+
+    def close(self):
+        for context in self.contexts:
+            context.close()
+
+
+@pytest.fixture
+def browser(chromium, live_server, turn_worker, tmp_path):
+    session = Browser(chromium, live_server, tmp_path)
+    yield session
+    session.close()
+    assert session.errors == [], f"JavaScript errors in the page: {session.errors}"

@@ -348,3 +348,8 @@ def test_the_header_and_data_page_name_the_processing_place(owner_web, settings,
     assert label in text_of(page(owner_web, "/"))
     html = text_of(page(owner_web, "/data/"))
     assert label in html and detail in html
+
+
+def test_the_data_page_follows_the_retention_setting(owner_web, settings):
+    settings.ASSISTANT_IDLE_PURGE_DAYS = 30
+    assert "<strong>30 days</strong>" in text_of(page(owner_web, "/data/"))
