@@ -39,8 +39,8 @@ from organizations.personal_data import ErasureProgress, close_access, erase_use
 
 logger = logging.getLogger("assistant.jobs")
 
-# Turns handled per run of a job; the next run (a minute later) takes the rest.
-TURNS_PER_RUN = 500
+# Rows (turns, erasures) handled per run of a job; the next run takes the rest.
+PER_RUN = 500
 # A re-enqueue is published once; a turn published this many times is not again.
 MAX_ENQUEUES = 2
 
@@ -70,7 +70,7 @@ def fail_stuck_turns(now: datetime | None = None) -> int:
     stuck = list(
         Turn.objects.filter(status=Turn.Status.RUNNING, started_at__lt=stuck_cutoff(now))
         .order_by("started_at")
-        .values_list("id", flat=True)[:TURNS_PER_RUN]
+        .values_list("id", flat=True)[:PER_RUN]
     )
     failed = 0
     for turn_id in stuck:
@@ -103,7 +103,7 @@ def sweep_queued_turns(now: datetime | None = None) -> SweepResult:
         Turn.objects.filter(status=Turn.Status.QUEUED, created_at__lt=cutoff)
         .filter(Q(requeued_at__isnull=True) | Q(requeued_at__lt=cutoff))
         .order_by("created_at")
-        .values_list("id", "requeued_at", "enqueue_attempts")[:TURNS_PER_RUN]
+        .values_list("id", "requeued_at", "enqueue_attempts")[:PER_RUN]
     )
     requeued = failed = 0
     for turn_id, requeued_at, attempts in stale:
@@ -264,7 +264,7 @@ def continue_erasures(now: datetime | None = None) -> int:
         Erasure.objects.filter(
             status=Erasure.Status.RUNNING,
             updated_at__lt=now - timedelta(seconds=settings.ASSISTANT_ERASURE_STALL_SECONDS),
-        ).values_list("id", flat=True)[:TURNS_PER_RUN]
+        ).values_list("id", flat=True)[:PER_RUN]
     )
     for erasure_id in stalled:
         enqueue_erasure(erasure_id)

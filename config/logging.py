@@ -19,7 +19,7 @@ from uuid import UUID
 _RECORD_ATTRIBUTES = frozenset(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {"message", "asctime"}
 # Keys whose short string values are identifiers or enumerations, never free text.
 _SAFE_TEXT_KEY = re.compile(
-    r"(^|_)(id|ids|kind|status|job|tool|type|queue|task|model|month|provider_error|blocked_by|done|format)$"
+    r"(^|_)(id|ids|kind|status|job|tool|type|queue|task|model|month|provider_error|blocked_by)$"
 )
 _MAX_TEXT = 100
 

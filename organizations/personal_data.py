@@ -11,10 +11,11 @@ means it has nothing left; returning exactly `batch_size` means it may have
 more. It raises `ErasureBlocked` when what is left can't be deleted yet (a
 reply is being written into a conversation): the erasure is tried again later.
 
-When every eraser is done, the person's account goes last: API tokens,
-memberships, then the user row itself, deleted (not anonymized). Rows that
-accounting needs point at the user with SET_NULL (turns, ledger entries), so
-they stay with their costs and without the person.
+The first batch closes the door (account deactivated, API tokens deleted).
+When every eraser is done, the memberships and then the user row itself go:
+deleted, not anonymized. Rows that accounting needs point at the user with
+SET_NULL (turns, ledger entries), so they stay with their costs and without
+the person.
 """
 
 from collections.abc import Callable
