@@ -19,6 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import quote, urlsplit, urlunsplit
 
+import kombu.pools
 from django.conf import settings
 from django.db import connection
 
@@ -40,21 +41,33 @@ def broker_options(folder: Path) -> dict:
     }
 
 
-def use_broker_folder(folder: Path) -> None:
-    """Point this process's Celery app (what the live server enqueues with) at `folder`."""
+@contextmanager
+def broker_folder(folder: Path) -> Iterator[None]:
+    """Point this process's Celery app (what the live server enqueues with) at
+    `folder` for a while, then back: other tests' workers keep their own folder."""
     from config.celery import app
 
     options = broker_options(folder)
     for path in {options["data_folder_in"], options["processed_folder"]}:
         os.makedirs(path, exist_ok=True)
-    settings.CELERY_BROKER_URL = "filesystem://"
-    settings.CELERY_BROKER_TRANSPORT_OPTIONS = options
-    app.conf.broker_url = "filesystem://"
-    app.conf.broker_transport_options = options
-    # Connections made earlier in this process would still use the old folder.
-    if app._pool is not None:
-        app._pool.force_close_all()
-        app._pool = None
+    saved = (settings.CELERY_BROKER_URL, settings.CELERY_BROKER_TRANSPORT_OPTIONS,
+             app.conf.broker_url, app.conf.broker_transport_options)
+    _configure(app, "filesystem://", options, "filesystem://", options)
+    try:
+        yield
+    finally:
+        _configure(app, *saved)
+
+
+def _configure(app, setting_url, setting_options, app_url, app_options) -> None:
+    settings.CELERY_BROKER_URL = setting_url
+    settings.CELERY_BROKER_TRANSPORT_OPTIONS = setting_options
+    app.conf.broker_url = app_url
+    app.conf.broker_transport_options = app_options
+    # Pooled connections would still point at the previous folder: the app
+    # caches its pools on first use, and kombu keeps producer pools globally.
+    kombu.pools.reset()
+    app._pool = None
     app.amqp._producer_pool = None
 
 

@@ -80,14 +80,21 @@ SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 
 
 @pytest.fixture(scope="session")
-def turn_worker(django_db_setup, tmp_path_factory):
-    """A real Celery worker on the test database, for the whole session."""
-    from tests.web.browser import celery_worker, use_broker_folder
+def turn_worker(django_db_setup, request):
+    """A real Celery worker on the test database, for the whole session, and
+    its broker folder (this run's own: no other worker takes its turns). The
+    worker's log stays in .run/ when a test fails."""
+    from tests.web.browser import celery_worker
 
-    folder = tmp_path_factory.mktemp("broker")
-    use_broker_folder(folder)
-    with celery_worker(folder, folder / "worker.log") as process:
-        yield process
+    folder = Path(settings.RUN_DIR) / f"browser-broker-{os.getpid()}"
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    log = Path(settings.RUN_DIR) / f"browser-worker-{os.getpid()}.log"
+    with celery_worker(folder, log):
+        yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+    if not request.session.testsfailed:
+        log.unlink(missing_ok=True)
 
 
 @pytest.fixture(scope="session")
@@ -151,7 +158,10 @@ class Browser:
 
 @pytest.fixture
 def browser(chromium, live_server, turn_worker, tmp_path):
+    from tests.web.browser import broker_folder
+
     session = Browser(chromium, live_server, tmp_path)
-    yield session
-    session.close()
+    with broker_folder(turn_worker):
+        yield session
+        session.close()
     assert session.errors == [], f"JavaScript errors in the page: {session.errors}"
