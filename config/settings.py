@@ -107,7 +107,7 @@ STATIC_ROOT = BASE_DIR / "staticfiles"
 STATICFILES_DIRS = [BASE_DIR / "static"] if (BASE_DIR / "static").is_dir() else []
 
 LOGIN_URL = "login"
-LOGIN_REDIRECT_URL = "chat"
+LOGIN_REDIRECT_URL = "web-chat"
 LOGOUT_REDIRECT_URL = "login"
 
 SESSION_COOKIE_SECURE = not DEBUG and env_bool("SECURE_COOKIES", True)

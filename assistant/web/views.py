@@ -182,7 +182,5 @@ def organizations(request):
 login = with_csp(auth_views.LoginView.as_view(
     template_name="registration/login.html",
     redirect_authenticated_user=True,
-    # LOGIN_REDIRECT_URL names "chat", which is also the API's POST /api/chat.
-    next_page=reverse_lazy("web-chat"),
 ))
 logout = auth_views.LogoutView.as_view(next_page=reverse_lazy("login"))
