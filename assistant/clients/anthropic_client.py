@@ -26,6 +26,7 @@ from assistant.clients.base import (
     ToolSpec,
     Usage,
     UserText,
+    provider_error_from,
 )
 
 # Anthropic's own names; the others (stop_sequence, pause_turn, ...) are "other".
@@ -173,15 +174,4 @@ def _blocks(item: HistoryItem) -> tuple[str, list[dict[str, Any]]]:
 
 
 def provider_error(exc: Exception) -> ProviderError:
-    """The SDK's exception as a ProviderError whose message names the kind and the
-    HTTP status only: the provider's own text may echo the request."""
-    if isinstance(exc, anthropic.APITimeoutError):
-        kind = "timeout"
-    elif isinstance(exc, anthropic.RateLimitError):
-        kind = "rate_limit"
-    elif isinstance(exc, anthropic.AuthenticationError | anthropic.PermissionDeniedError):
-        kind = "auth"
-    else:
-        kind = "api"
-    status = getattr(exc, "status_code", None)
-    return ProviderError(kind, f"anthropic: {kind}" + (f" (HTTP {status})" if status else ""))
+    return provider_error_from(exc, sdk=anthropic, label="anthropic")

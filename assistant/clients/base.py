@@ -139,3 +139,19 @@ class ModelClient(Protocol):
     ProviderError on failure."""
 
     def stream(self, request: ModelRequest) -> Iterator[StreamEvent]: ...
+
+
+def provider_error_from(exc: Exception, *, sdk: Any, label: str) -> ProviderError:
+    """The SDK's exception as a ProviderError whose message names the kind and
+    the HTTP status only: the provider's own text may echo the request.
+    `sdk` is the `anthropic` or `openai` module: they share these class names."""
+    if isinstance(exc, sdk.APITimeoutError):
+        kind = "timeout"
+    elif isinstance(exc, sdk.RateLimitError):
+        kind = "rate_limit"
+    elif isinstance(exc, sdk.AuthenticationError | sdk.PermissionDeniedError):
+        kind = "auth"
+    else:
+        kind = "api"
+    status = getattr(exc, "status_code", None)
+    return ProviderError(kind, f"{label}: {kind}" + (f" (HTTP {status})" if status else ""))

@@ -23,6 +23,7 @@ from assistant.clients.base import (
     ToolSpec,
     Usage,
     UserText,
+    provider_error_from,
 )
 
 _STOP_REASONS: dict[str, StopReason] = {
@@ -147,15 +148,4 @@ def _tool_message(result: ToolResult) -> dict[str, Any]:
 
 
 def provider_error(exc: Exception) -> ProviderError:
-    """The SDK's exception as a ProviderError whose message names the kind and the
-    HTTP status only: the provider's own text may echo the request."""
-    if isinstance(exc, openai.APITimeoutError):
-        kind = "timeout"
-    elif isinstance(exc, openai.RateLimitError):
-        kind = "rate_limit"
-    elif isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
-        kind = "auth"
-    else:
-        kind = "api"
-    status = getattr(exc, "status_code", None)
-    return ProviderError(kind, f"openai-compatible: {kind}" + (f" (HTTP {status})" if status else ""))
+    return provider_error_from(exc, sdk=openai, label="openai-compatible")
