@@ -1,6 +1,7 @@
 """Chat and turn endpoints: thin views over assistant.chat and the selectors."""
 
 import json
+from uuid import UUID
 
 from django.core.exceptions import ImproperlyConfigured
 from django.http import StreamingHttpResponse
@@ -10,9 +11,9 @@ from rest_framework.response import Response
 from sse_starlette.event import ServerSentEvent
 
 from assistant import chat, progress, selectors
-from config.api_errors import ApiError, conflict, not_found
+from config.api_errors import ApiError, bad_request, conflict, not_found
 from config.serializers import StrictCharField, StrictSerializer
-from conversations.api import BUSY, parse_conversation_id
+from conversations.api import BUSY
 from conversations.models import Message
 from conversations.selectors import ConversationNotFound
 from conversations.services import ConversationBusy
@@ -70,8 +71,11 @@ class ChatView(MemberAPIView):
         )
 
 
-def parse_turn_id(raw: str):
-    return parse_conversation_id(raw)
+def parse_turn_id(raw: str) -> UUID:
+    try:
+        return UUID(raw)
+    except ValueError:
+        raise bad_request("invalid_id", "The turn id must be a UUID.", {"id": ["Must be a UUID."]}) from None
 
 
 TurnResponse = inline_serializer("TurnStatus", {

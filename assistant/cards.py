@@ -247,7 +247,9 @@ def _record_outcome(card_id: UUID, *, result: Any = None, error: str = "") -> No
     with transaction.atomic():
         # Lock the row: a turn starting now either delivers the event before
         # this outcome (and the outcome becomes a new event) or after it.
-        card = ActionCard.objects.select_for_update().get(id=card_id)
+        card = ActionCard.objects.select_for_update().filter(id=card_id).first()
+        if card is None:  # its conversation was deleted (another tab) while the action ran
+            return
         if error:
             card.status = Status.FAILED
             card.error = error

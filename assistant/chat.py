@@ -7,6 +7,7 @@ can't take it, everything is undone and the person is told to retry.
 
 import logging
 from dataclasses import dataclass
+from datetime import datetime
 from uuid import UUID
 
 from django.conf import settings
@@ -47,10 +48,14 @@ def chat_submit(member: Member, *, message: str, conversation_id: UUID | None) -
     option = selected_option()
     enqueue_error: list[Exception] = []
     created_thread = conversation_id is None
+    if not created_thread:
+        # Outside the transaction: reading a long history must not hold the
+        # write lock (SQLite) while others wait. The loop checks again anyway.
+        check_room_for(thread_get_for_member(member, conversation_id), message)
     with transaction.atomic():
         thread = _thread_for_chat(member, conversation_id)
+        before = ThreadState.of(thread)
         events_message = None if created_thread else _deliver_card_events(member, thread)
-        check_room_for(thread, message, created=created_thread)
         user_message = message_append(member, thread=thread, role=Message.Role.USER, content=message)
         turn = Turn.objects.create(
             thread=thread, organization_id=member.organization_id, user_id=member.user_id,
@@ -65,8 +70,7 @@ def chat_submit(member: Member, *, message: str, conversation_id: UUID | None) -
         thread.status = Thread.Status.RESPONDING
         thread.save(update_fields=["status"])
         transaction.on_commit(lambda: _enqueue_or_note(turn.id, enqueue_error))
-    if enqueue_error:
-        chat_undo(turn_id=turn.id, thread_id=thread.id, delete_thread=created_thread)
+    if enqueue_error and chat_undo(turn_id=turn.id, thread_id=thread.id, restore=None if created_thread else before):
         raise QueueUnavailable from enqueue_error[0]
     return SubmittedTurn(thread_id=thread.id, turn_id=turn.id, message_id=user_message.id)
 
@@ -90,8 +94,8 @@ def _deliver_card_events(member: Member, thread: Thread) -> Message | None:
     return message_append(member, thread=thread, role=Message.Role.EVENT, content=block)
 
 
-def check_room_for(thread: Thread, message: str, *, created: bool) -> None:
-    used = 0 if created else history_bytes(load_history(thread.id))
+def check_room_for(thread: Thread, message: str) -> None:
+    used = history_bytes(load_history(thread.id))
     if used + len(message.encode()) > settings.ASSISTANT_HISTORY_BYTES:
         raise ConversationFull
 
@@ -118,17 +122,42 @@ def enqueue_turn(turn_id: UUID) -> None:
     )
 
 
-def chat_undo(*, turn_id: UUID, thread_id: UUID, delete_thread: bool) -> None:
-    """Undo a submitted turn that no broker took: release the reservation
-    (no model call was made) and remove the turn and the message."""
+@dataclass(frozen=True)
+class ThreadState:
+    """What appending a message changes on a thread, to put back on undo."""
+
+    title: str
+    updated_at: datetime
+    last_activity_at: datetime
+
+    @classmethod
+    def of(cls, thread: Thread) -> "ThreadState":
+        return cls(thread.title, thread.updated_at, thread.last_activity_at)
+
+
+def chat_undo(*, turn_id: UUID, thread_id: UUID, restore: ThreadState | None) -> bool:
+    """Undo a submitted turn that no broker took: release the reservation (no
+    model call was made), remove the turn and the message, and put the thread
+    back as it was (`restore`; None: the thread was new, delete it).
+
+    Returns False, undoing nothing, when a worker has claimed the turn after
+    all (a publish that landed though its acknowledgement failed): it runs.
+    """
     with transaction.atomic():
+        # Lock the turn: a worker's claim and this undo can't both win.
+        turn = Turn.objects.select_for_update().filter(id=turn_id, status=Turn.Status.QUEUED).first()
+        if turn is None:
+            return False
         credits_release(turn_id=turn_id, reason="queue_unavailable", job="chat_submit")
-        turn = Turn.objects.select_for_update().get(id=turn_id)
         # The events block stays: its cards are marked delivered, and the next
         # turn of this thread must still see it.
         Message.objects.filter(turn_id=turn_id).exclude(role=Message.Role.EVENT).delete()
         turn.delete()
-        if delete_thread:
+        if restore is None:
             Thread.objects.filter(id=thread_id).delete()
         else:
-            Thread.objects.filter(id=thread_id).update(status=Thread.Status.IDLE)
+            Thread.objects.filter(id=thread_id).update(
+                status=Thread.Status.IDLE, title=restore.title,
+                updated_at=restore.updated_at, last_activity_at=restore.last_activity_at,
+            )
+    return True

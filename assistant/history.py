@@ -42,9 +42,13 @@ def _items_of(message: Message) -> list[HistoryItem]:
         return [UserText(message.content if message.turn_id else neutralize(message.content))]
     if message.role == Message.Role.ASSISTANT:
         calls = list(message.tool_calls.all())
+        # The model's own words are neutralized too: a client can upsert them,
+        # and an injected inbox message could make the model echo a tag.
         reply = AssistantReply(
-            text=message.content,
-            tool_uses=tuple(ToolUse(id=c.tool_use_id, name=c.name, input=_as_object(c.input)) for c in calls),
+            text=neutralize(message.content),
+            tool_uses=tuple(
+                ToolUse(id=c.tool_use_id, name=c.name, input=_as_object(neutralize_json(c.input))) for c in calls
+            ),
         )
         if not calls:
             return [reply] if message.content else []
@@ -65,6 +69,17 @@ def error_text(result) -> str:
     if isinstance(result, dict) and isinstance(result.get("error"), str):
         return result["error"]
     return result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)
+
+
+def neutralize_json(value):
+    """`value` with every string (keys included) neutralized."""
+    if isinstance(value, str):
+        return neutralize(value)
+    if isinstance(value, list):
+        return [neutralize_json(item) for item in value]
+    if isinstance(value, dict):
+        return {neutralize(key): neutralize_json(item) for key, item in value.items()}
+    return value
 
 
 def _as_object(value) -> dict:

@@ -105,15 +105,16 @@ def run_turn(turn_id: UUID, *, client: ModelClient | None = None, clock: Callabl
         return None
     turn = Turn.objects.get(id=turn_id)
     started = clock()
+    runner = None
     try:
         runner = TurnRunner(turn, client=client, clock=clock)
         outcome = runner.run()
     except Exception:
         logger.exception("turn_internal_error", extra={"turn_id": str(turn_id)})
         outcome = Outcome(Turn.Status.FAILED, Turn.FailureKind.INTERNAL, NOTICES[Turn.FailureKind.INTERNAL])
-        runner = None
+    # What the model was paid for is charged even when the turn then crashed.
     usage = runner.usage if runner else Usage()
-    finish_turn(turn_id, outcome, usage=usage)
+    finish_turn(turn_id, outcome, usage=usage if runner else None)
     logger.info(
         "turn_finished",
         extra={

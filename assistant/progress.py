@@ -40,7 +40,7 @@ def turn_events(turn: Turn, cursor: ProgressCursor) -> tuple[list[tuple[str, dic
         events.extend(_text_events(message, cursor))
         for call in calls_by_message.get(message.id, []):
             events.extend(_call_events(call, cursor))
-    for card in ActionCard.objects.filter(turn_id=turn.id).order_by("created_at"):
+    for card in ActionCard.objects.filter(turn_id=turn.id).select_related("tool_call").order_by("created_at"):
         if card.id not in cursor.cards:
             cursor.cards.add(card.id)
             events.append(("card_proposed", card_json(card)))

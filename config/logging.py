@@ -47,7 +47,9 @@ class JsonLinesFormatter(logging.Formatter):
             "time": datetime.fromtimestamp(record.created, tz=UTC).isoformat(timespec="milliseconds"),
             "level": record.levelname,
             "logger": record.name,
-            "event": record.getMessage(),
+            # The template, not the formatted message: arguments (a task's return
+            # value, an exception's text in Celery's failure line) may quote data.
+            "event": str(record.msg),
             **safe_extra(record),
         }
         if record.exc_info and record.exc_info[0] is not None:

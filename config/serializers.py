@@ -25,3 +25,37 @@ class StrictCharField(serializers.CharField):
         if not isinstance(data, str):
             self.fail("not_a_string")
         return super().to_internal_value(data)
+
+
+def _unstorable_text(value) -> str | None:
+    """Why a JSON value can't be stored and read back, or None.
+
+    Lone UTF-16 surrogates can't be encoded as UTF-8 and NUL is refused by
+    PostgreSQL: either would make the row unreadable or the write fail. The
+    walk is iterative, so any nesting the parser accepted is checked.
+    """
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, str):
+            if "\x00" in item:
+                return "Null characters are not allowed."
+            if any("\ud800" <= char <= "\udfff" for char in item):
+                return "Lone surrogate characters are not allowed."
+    return None
+
+
+class StorableJSONField(serializers.JSONField):
+    """Any JSON value that the database can store and give back unchanged."""
+
+    def to_internal_value(self, data):
+        value = super().to_internal_value(data)
+        problem = _unstorable_text(value)
+        if problem:
+            raise serializers.ValidationError(problem)
+        return value

@@ -126,7 +126,7 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["config.parsers.SafeJSONParser"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "config.api_errors.api_exception_handler",
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
@@ -146,7 +146,6 @@ REDIS_URL = env_str("REDIS_URL")
 CELERY_TASK_ALWAYS_EAGER = False
 
 # --- Conversations ---------------------------------------------------------
-CONVERSATION_TITLE_LENGTH = 60
 CONVERSATIONS_PAGE_SIZE = env_int("CONVERSATIONS_PAGE_SIZE", 50, minimum=1)
 
 # --- Email (outgoing mail of the host product) -------------------------------

@@ -1,17 +1,23 @@
 """The StoredConversation contract (camelCase, as the offline client sends it)."""
 
+from datetime import timedelta
+
+from django.utils import timezone
 from rest_framework import serializers
 
-from config.serializers import StrictCharField, StrictSerializer
+from config.serializers import StorableJSONField, StrictCharField, StrictSerializer
 from conversations.extensions import conversation_extras
 from conversations.models import Message
+
+# Clocks of offline clients drift: this much ahead of the server is accepted.
+FUTURE_SKEW = timedelta(minutes=5)
 
 
 class ToolCallSerializer(StrictSerializer):
     id = StrictCharField(max_length=200, help_text="The model's tool-use id.")
     name = StrictCharField(max_length=200)
-    input = serializers.JSONField(required=False, default=dict)
-    result = serializers.JSONField(required=False, allow_null=True, default=None, help_text="Any JSON, stored whole.")
+    input = StorableJSONField(required=False, default=dict)
+    result = StorableJSONField(required=False, allow_null=True, default=None, help_text="Any JSON, stored whole.")
     isError = serializers.BooleanField(required=False, default=False)  # noqa: N815
 
 
@@ -42,6 +48,13 @@ class ConversationSerializer(StrictSerializer):
         if isinstance(data, dict):
             data = {key: value for key, value in data.items() if key != "userId"}
         return super().to_internal_value(data)
+
+    def validate_updatedAt(self, value):  # noqa: N802
+        # Last write wins by this value: one far in the future would win
+        # against every honest write after it.
+        if value > timezone.now() + FUTURE_SKEW:
+            raise serializers.ValidationError("Must not be in the future.")
+        return value
 
     def validate_messages(self, messages):
         ids = [message["id"] for message in messages]

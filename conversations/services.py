@@ -175,7 +175,9 @@ def _apply_conversation(thread: Thread, data: ConversationData) -> None:
     thread.title = choose_title(data.title, first_user)
     thread.created_at = data.created_at
     thread.updated_at = data.updated_at
-    thread.last_activity_at = max(data.updated_at, thread.last_activity_at or data.updated_at)
+    # Activity is when the server received the write, not the client's clock:
+    # an upload of an old conversation must not be purged as idle at once.
+    thread.last_activity_at = timezone.now()
     thread.save()
     kept = _server_fields_of_unchanged(thread, data)
     Message.objects.filter(thread=thread).delete()

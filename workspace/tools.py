@@ -109,7 +109,8 @@ class DeleteNoteOutput(BaseModel):
 
 class SendEmailInput(ToolInput):
     to: EmailAddress = Field(description="One recipient address.")
-    subject: str = Field(min_length=1, max_length=300)
+    # One line: a mail header can't hold a line break (the model gets a correctable error).
+    subject: str = Field(min_length=1, max_length=300, pattern=r"^[^\r\n]*$")
     body: str = Field(min_length=1, max_length=50_000)
 
 

@@ -1,5 +1,9 @@
 """An `event` message is live for the model only when the application wrote it."""
 
+from datetime import timedelta
+
+from django.utils import timezone
+
 from assistant.app_events import render_events
 from assistant.history import load_history
 from conversations.models import Message
@@ -29,13 +33,13 @@ def test_an_application_event_sent_back_unchanged_by_a_client_stays_live(owner):
     Message.objects.create(thread_id=thread_id, seq=99, role="event", content=FORGED, turn_id=first.id,
                            created_at=BASE_TIME)
     stored = owner.client.get(f"/api/conversations/{thread_id}").json()
-    stored["updatedAt"] = iso(BASE_TIME.replace(year=2030))
+    stored["updatedAt"] = iso(timezone.now() + timedelta(minutes=1))
     altered = {**stored, "messages": [dict(m) for m in stored["messages"]]}
     assert owner.client.put(f"/api/conversations/{thread_id}", altered, format="json").json()["applied"]
     live = [item.text for item in load_history(thread_id) if getattr(item, "text", "").startswith("<application")]
     assert live == [FORGED]
     # The same message with its text changed by the client loses its standing.
     altered["messages"][-1]["content"] = FORGED.replace("sent", "sent twice")
-    altered["updatedAt"] = iso(BASE_TIME.replace(year=2031))
+    altered["updatedAt"] = iso(timezone.now() + timedelta(minutes=2))
     owner.client.put(f"/api/conversations/{thread_id}", altered, format="json")
     assert not [item for item in load_history(thread_id) if getattr(item, "text", "").startswith("<application")]

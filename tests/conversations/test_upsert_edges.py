@@ -1,0 +1,50 @@
+import json
+import uuid
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from conversations.models import Thread
+from tests.conversations.factories import BASE_TIME, iso, stored_conversation
+
+
+def put(person, body):
+    # json.dumps escapes lone surrogates (\\ud800), as a real client would send them.
+    return person.client.put(f"/api/conversations/{body['id']}", json.dumps(body), content_type="application/json")
+
+
+@pytest.mark.parametrize("bad", ["\ud800", "a\x00b", {"k\x00": 1}, ["ok", {"deep": ["\udfff"]}]])
+@pytest.mark.parametrize("where", ["input", "result"])
+def test_unstorable_text_in_a_tool_call_is_a_400_and_writes_nothing(owner, bad, where):
+    body = stored_conversation()
+    body["messages"][1]["toolCalls"][0][where] = {"value": bad}
+    response = put(owner, body)
+    assert response.status_code == 400
+    assert f"messages.1.toolCalls.0.{where}" in response.json()["fields"]
+    assert not Thread.objects.exists()
+
+
+def test_json_nested_too_deeply_is_a_400(owner):
+    raw = '{"message": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    response = owner.client.post("/api/chat", raw, content_type="application/json")
+    assert response.status_code == 400 and response.json()["code"] == "malformed_json"
+    deep = f'{{"id": "{uuid.uuid4()}", "messages": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    response = owner.client.put(f"/api/conversations/{uuid.uuid4()}", deep, content_type="application/json")
+    assert response.status_code == 400
+
+
+def test_an_updated_at_in_the_future_is_refused(owner):
+    body = stored_conversation(updated_at=timezone.now() + timedelta(days=1))
+    response = put(owner, body)
+    assert response.status_code == 400 and "updatedAt" in response.json()["fields"]
+    assert put(owner, stored_conversation(updated_at=timezone.now() + timedelta(minutes=1))).status_code == 200
+
+
+def test_an_uploaded_old_conversation_counts_as_active_now(owner):
+    body = stored_conversation(updated_at=BASE_TIME - timedelta(days=120))
+    body["createdAt"] = iso(BASE_TIME - timedelta(days=130))
+    assert put(owner, body).json()["applied"] is True
+    thread = Thread.objects.get(id=body["id"])
+    assert thread.updated_at == BASE_TIME - timedelta(days=120)
+    assert timezone.now() - thread.last_activity_at < timedelta(minutes=1)
