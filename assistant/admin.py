@@ -1,5 +1,6 @@
-"""Staff look into confirmation cards read-only: a card is decided only by
-its person's click or by the expiry sweep, never edited by hand."""
+"""Staff look into confirmation cards and turns read-only (a card is decided
+only by its person's click or by the expiry sweep, a turn is written by its
+worker), add provider keys, and export or erase a person's data."""
 
 import json
 from uuid import UUID
@@ -8,14 +9,16 @@ from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.exceptions import NotRegistered
 from django.contrib.auth import get_user_model
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db.models import Q
 from django.http import HttpResponse, HttpResponseRedirect
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.html import format_html
 
 from assistant.maintenance import erasure_start
-from assistant.models import ActionCard, Erasure, ProviderKey
+from assistant.models import ActionCard, Erasure, ProviderKey, Turn
 from assistant.secrets import key_hint, seal_secret
 from organizations.personal_data import EXPORT_FORMAT, export_person
 
@@ -41,6 +44,54 @@ class ActionCardAdmin(admin.ModelAdmin):
         except ValueError:
             return super().get_search_results(request, queryset, search_term)
         return queryset.filter(Q(id=wanted) | Q(thread_id=wanted) | Q(turn_id=wanted)), False
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+# --- Turns: failed ones looked into, read-only ------------------------------------
+
+
+@admin.register(Turn)
+class TurnAdmin(admin.ModelAdmin):
+    list_display = [
+        "id", "conversation", "organization", "status", "failure_kind", "model_option", "steps", "tool_calls",
+        "input_tokens", "output_tokens", "reserved_micros", "cost_micros", "credit_month", "created_at",
+        "finished_at",
+    ]
+    list_filter = ["status", "failure_kind", "model_option"]
+    list_select_related = ["organization"]
+    search_fields = ["=organization__slug"]
+    search_help_text = "A turn or conversation id (exact), or an organization's slug."
+    ordering = ["-created_at"]
+    fields = [
+        "id", "conversation", "organization", "user", "model_option", "status", "failure_kind", "steps",
+        "tool_calls", "input_tokens", "output_tokens", "cache_write_tokens", "cache_read_tokens", "credit_month",
+        "reserved_micros", "cost_micros", "read_private", "read_untrusted", "enqueue_attempts", "created_at",
+        "requeued_at", "started_at", "finished_at",
+    ]
+    readonly_fields = fields
+
+    @admin.display(description="conversation")
+    def conversation(self, turn):
+        if turn.thread_id is None:  # deleted since
+            return "—"
+        url = reverse("admin:conversations_thread_change", args=[turn.thread_id])
+        return format_html('<a href="{}">{}</a>', url, turn.thread_id)
+
+    def get_search_results(self, request, queryset, search_term):
+        # Exact UUIDs, as for the cards.
+        try:
+            wanted = UUID(search_term.strip())
+        except ValueError:
+            return super().get_search_results(request, queryset, search_term)
+        return queryset.filter(Q(id=wanted) | Q(thread_id=wanted)), False
 
     def has_add_permission(self, request, obj=None):
         return False
@@ -99,8 +150,29 @@ class ProviderKeyAdmin(admin.ModelAdmin):
 
 # --- A person's data: export (download) and erasure (batched, in a worker) --------
 
+# Created by migration 0003 on the Erasure content type; superusers have it.
+EXPORT_PERMISSION = "assistant.export_personal_data"
+
+
+def check_erasure_request(*, requester, person) -> None:
+    """Raise ValidationError unless `requester` may erase `person` (nothing written yet).
+
+    An erasure deletes the account, so it takes the right to delete users on
+    top of adding erasures; staff accounts are erased by a superuser only,
+    and nobody erases their own account here.
+    """
+    if not requester.has_perm("auth.delete_user"):
+        raise ValidationError("Erasing a person deletes their account: you need the permission to delete users.")
+    if person.pk == requester.pk:
+        raise ValidationError("You can't erase your own account.")
+    if (person.is_superuser or person.is_staff) and not requester.is_superuser:
+        raise ValidationError("Only a superuser can erase a staff member or a superuser.")
+
 
 class ErasureForm(forms.ModelForm):
+    # Who asks: set on the form class by ErasureAdmin.get_form, per request.
+    requester = None
+
     confirm = forms.BooleanField(
         label="I understand", help_text="The person's conversations, cards, notes and mail, their memberships and "
         "their account are deleted for good. Turns and the ledger keep their costs, without the person.",
@@ -114,6 +186,11 @@ class ErasureForm(forms.ModelForm):
         super().__init__(*args, **kwargs)
         if "user" in self.fields:  # the add form (a started erasure is only viewed)
             self.fields["user"].required = True
+
+    def clean_user(self):
+        person = self.cleaned_data["user"]
+        check_erasure_request(requester=self.requester, person=person)
+        return person
 
 
 @admin.register(Erasure)
@@ -130,6 +207,14 @@ class ErasureAdmin(admin.ModelAdmin):
     def get_fields(self, request, obj=None):
         return ["user", "confirm"] if obj is None else self.readonly_fields
 
+    def get_form(self, request, obj=None, change=False, **kwargs):
+        form = super().get_form(request, obj, change=change, **kwargs)
+        form.requester = request.user  # a class made for this request by modelform_factory
+        return form
+
+    def has_add_permission(self, request):
+        return super().has_add_permission(request) and request.user.has_perm("auth.delete_user")
+
     def save_model(self, request, obj, form, change):
         # Not a plain save: erasure_start closes the person's access and queues the batches.
         started = erasure_start(form.cleaned_data["user"], requested_by=request.user)
@@ -142,8 +227,16 @@ class ErasureAdmin(admin.ModelAdmin):
         return False
 
 
-@admin.action(description="Download the personal data export (JSON)", permissions=["view"])
+def has_export_personal_data_permission(request) -> bool:
+    return request.user.has_perm(EXPORT_PERMISSION)
+
+
+@admin.action(description="Download the personal data export (JSON)", permissions=["export_personal_data"])
 def export_personal_data(modeladmin, request, queryset):
+    # The admin offers the action only with the permission; checked again for
+    # any other caller, since viewing users is not enough to read their data.
+    if not has_export_personal_data_permission(request):
+        raise PermissionDenied
     people = [{"userId": user.pk, "organizations": export_person(user)} for user in queryset.order_by("pk")]
     response = HttpResponse(
         json.dumps({"format": EXPORT_FORMAT, "people": people}, cls=DjangoJSONEncoder, indent=2),
@@ -170,6 +263,8 @@ def _add_user_actions() -> None:
         return
     actions = list(user_admin.actions or [])
     user_admin.actions = [*actions, *(a for a in (export_personal_data, erase_personal_data) if a not in actions)]
+    # What permissions=["export_personal_data"] asks the user admin for.
+    user_admin.has_export_personal_data_permission = has_export_personal_data_permission
 
 
 _add_user_actions()

@@ -6,12 +6,18 @@ they added (hint only). Erased: their cards. Kept, without the person: turns
 the organization's: their author is set null).
 """
 
+from django.db.models import Prefetch
+
+from assistant.cards import thread_cards_json
 from assistant.models import ActionCard, ProviderKey, Turn
 from assistant.progress import card_json
 from assistant.selectors import cards_of, turns_of
 from conversations.models import Thread
 from organizations.members import Member
 from organizations.personal_data import iso
+
+# Where the export's prefetch leaves a thread's cards.
+PREFETCHED_CARDS = "exported_cards"
 
 
 def export_cards(member: Member) -> list[dict]:
@@ -20,6 +26,25 @@ def export_cards(member: Member) -> list[dict]:
         {**card_json(card), "turnId": str(card.turn_id) if card.turn_id else None, "createdAt": iso(card.created_at)}
         for card in cards
     ]
+
+
+def prefetch_thread_cards(member: Member) -> Prefetch:
+    """The cards of all the exported threads in one query (thread_cards_json's
+    filter and order: the threads are the member's own)."""
+    return Prefetch(
+        "action_cards",
+        queryset=cards_of(member).select_related("tool_call").order_by("created_at", "id"),
+        to_attr=PREFETCHED_CARDS,
+    )
+
+
+def conversation_cards_json(thread: Thread) -> list[dict]:
+    """A conversation's `cards`: the ones prefetched with the thread (the
+    export), else thread_cards_json's own query (one conversation)."""
+    cards = getattr(thread, PREFETCHED_CARDS, None)
+    if cards is None:
+        return thread_cards_json(thread)
+    return [card_json(card) for card in cards]
 
 
 def export_turns(member: Member) -> list[dict]:
@@ -74,8 +99,16 @@ def anonymize_provider_keys(user, batch_size: int) -> int:
 
 
 def register() -> None:
+    from conversations.extensions import register_conversation_extra
+    from conversations.personal_data import register_export_prefetch
     from organizations.personal_data import register_eraser, register_exporter
 
+    # The conversations' export prefetches the cards of all its threads; the
+    # `cards` extra that AssistantConfig.ready() registered just before
+    # (thread_cards_json, one query per thread) is replaced by the same JSON
+    # read from that prefetch when there is one.
+    register_export_prefetch("cards", prefetch_thread_cards)
+    register_conversation_extra("cards", conversation_cards_json)
     register_exporter("cards", export_cards)
     register_exporter("turns", export_turns)
     register_exporter("providerKeys", export_provider_keys)

@@ -14,7 +14,7 @@ from django.utils.html import format_html
 
 from credits.models import CreditAccount, LedgerEntry
 from credits.money import credits_from_micros
-from credits.services import credits_grant
+from credits.services import MAX_GRANT_CREDITS, credits_grant
 from organizations.models import Organization
 
 
@@ -33,7 +33,11 @@ class ReadOnlyAdmin(admin.ModelAdmin):
 
 class GrantCreditsForm(forms.Form):
     organization = forms.ModelChoiceField(queryset=Organization.objects.order_by("name"))
-    credits = forms.IntegerField(min_value=1, help_text="Whole credits (1 credit = USD 0.01).")
+    # The service's bounds, so that a refusal is a form error, never a 500.
+    credits = forms.IntegerField(
+        min_value=1, max_value=MAX_GRANT_CREDITS,
+        help_text=f"Whole credits (1 credit = USD 0.01), at most {MAX_GRANT_CREDITS:,} per grant.",
+    )
     reason = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), max_length=2000)
 
 

@@ -162,6 +162,10 @@ def _close_turn(turn_id: UUID, *, kind: str, cost_micros: int | None, job: str, 
 
 # --- Grant ----------------------------------------------------------------------
 
+# One grant's ceiling (USD 100,000). Far below what the 64-bit micro-dollar
+# columns hold, so a typo of extra digits is refused instead of overflowing them.
+MAX_GRANT_CREDITS = 10_000_000
+
 
 def credits_grant(
     *, organization: Organization, credits: int, staff_user, reason: str, now: datetime | None = None
@@ -187,6 +191,8 @@ def check_grant(*, credits: int, staff_user, reason: str) -> None:
         raise PermissionDenied("Only staff members grant credits.")
     if credits <= 0:
         raise ValueError(f"A grant must be at least one credit, got {credits}")
+    if credits > MAX_GRANT_CREDITS:
+        raise ValueError(f"A grant is at most {MAX_GRANT_CREDITS:,} credits, got {credits:,}")
     if not reason or not reason.strip():
         raise ValueError("A grant needs a reason.")
 

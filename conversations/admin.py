@@ -1,0 +1,129 @@
+"""Staff moderate conversations: find a thread, read it, delete it.
+
+A conversation is read-only here (its person and the assistant write it); the
+one write staff have is deleting a thread, refused while a reply is being
+written into it, as `conversations.services.thread_delete` refuses it.
+"""
+
+from uuid import UUID
+
+from django.contrib import admin
+from django.contrib.admin.templatetags.admin_urls import add_preserved_filters
+from django.core.exceptions import PermissionDenied
+from django.db import transaction
+from django.db.models import Count
+from django.urls import reverse
+
+from conversations.models import Message, Thread
+
+BUSY = "A reply is being written into this conversation: it can be deleted once the turn has ended."
+
+
+class MessageInline(admin.TabularInline):
+    """The thread's messages in order, read-only, with how many tool calls each made."""
+
+    model = Message
+    fields = ["seq", "role", "status", "content", "notice", "tool_call_count", "turn_id", "created_at"]
+    readonly_fields = fields
+    ordering = ["seq"]
+    extra = 0
+    can_delete = False
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).annotate(tool_call_count=Count("tool_calls"))
+
+    @admin.display(description="tool calls")
+    def tool_call_count(self, message):
+        return message.tool_call_count
+
+    def has_view_permission(self, request, obj=None):
+        # The messages are the conversation: who may see a thread sees them
+        # (no separate "view message" permission to hand out).
+        return request.user.has_perm("conversations.view_thread")
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(Thread)
+class ThreadAdmin(admin.ModelAdmin):
+    list_display = ["id", "organization", "user", "title", "status", "message_count", "last_activity_at"]
+    list_filter = ["status", "organization"]
+    list_select_related = ["organization", "user"]
+    search_fields = ["title", "user__username"]
+    search_help_text = "A conversation id (exact), words of its title, or its person's username."
+    ordering = ["-last_activity_at"]
+    fields = ["id", "organization", "user", "title", "status", "message_count", "created_at", "updated_at",
+              "last_activity_at"]
+    readonly_fields = fields
+    inlines = [MessageInline]
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).annotate(message_count=Count("messages"))
+
+    @admin.display(description="messages", ordering="message_count")
+    def message_count(self, thread):
+        return thread.message_count
+
+    def get_search_results(self, request, queryset, search_term):
+        # An id is matched exactly as a UUID: the text form of a UUID column
+        # differs between SQLite and PostgreSQL, so no "contains" on it.
+        try:
+            wanted = UUID(search_term.strip())
+        except ValueError:
+            return super().get_search_results(request, queryset, search_term)
+        return queryset.filter(id=wanted), False
+
+    def get_actions(self, request):
+        # One thread at a time, from its page: the bulk delete would not skip
+        # the threads being answered.
+        actions = super().get_actions(request)
+        actions.pop("delete_selected", None)
+        return actions
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        if obj is not None and obj.status == Thread.Status.RESPONDING:
+            return False
+        return super().has_delete_permission(request, obj)
+
+    def get_deleted_objects(self, objs, request):
+        deleted, model_count, perms_needed, protected = super().get_deleted_objects(objs, request)
+        # What the thread holds goes with it, as through thread_delete: its
+        # messages, tool calls and the cards other apps attach to it (whose
+        # own admin refuses deleting one alone). Only the thread's own
+        # permission counts, and the delete view has checked it.
+        return deleted, model_count, perms_needed & {str(Thread._meta.verbose_name)}, protected
+
+    def delete_model(self, request, obj):
+        with transaction.atomic():
+            # Race: a turn starting between the page's check and this delete;
+            # chat_submit locks the same row to start one.
+            thread = Thread.objects.select_for_update().filter(pk=obj.pk).first()
+            if thread is None:
+                return
+            if thread.status == Thread.Status.RESPONDING:
+                raise PermissionDenied(BUSY)
+            thread.delete()
+
+    def response_delete(self, request, obj_display, obj_id):
+        response = super().response_delete(request, obj_display, obj_id)
+        # Django goes back to the list only for staff who may change threads;
+        # a moderator views and deletes them, and goes back to the list too.
+        index = reverse("admin:index", current_app=self.admin_site.name)
+        if response.get("Location") == index and self.has_view_permission(request):
+            changelist = reverse("admin:conversations_thread_changelist", current_app=self.admin_site.name)
+            context = {"preserved_filters": self.get_preserved_filters(request), "opts": self.opts}
+            response["Location"] = add_preserved_filters(context, changelist)
+        return response
