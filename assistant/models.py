@@ -35,7 +35,6 @@ class Turn(models.Model):
     # Kept (with the person removed) after an erasure: accounting needs the costs.
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="turns")
     user_message = models.ForeignKey(Message, on_delete=models.SET_NULL, null=True, related_name="+")
-    assistant_message = models.ForeignKey(Message, on_delete=models.SET_NULL, null=True, related_name="+")
     model_option = models.CharField(max_length=100)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
     failure_kind = models.CharField(max_length=10, choices=FailureKind.choices, blank=True, default="")
@@ -183,6 +182,8 @@ class Erasure(models.Model):
             ),
         ]
         indexes = [models.Index(fields=["status", "updated_at"], name="erasure_status_updated")]
+        # Viewing users (auth.view_user) is not enough to download everything a person has.
+        permissions = [("export_personal_data", "Can download a person's personal data export")]
 
     def __str__(self):
         return f"erasure of user #{self.subject_id} ({self.status})"
