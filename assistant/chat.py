@@ -48,10 +48,10 @@ def chat_submit(member: Member, *, message: str, conversation_id: UUID | None) -
     option = selected_option()
     enqueue_error: list[Exception] = []
     created_thread = conversation_id is None
-    if not created_thread:
-        # Outside the transaction: reading a long history must not hold the
-        # write lock (SQLite) while others wait. The loop checks again anyway.
-        check_room_for(thread_get_for_member(member, conversation_id), message)
+    # Outside the transaction: reading a long history must not hold the write
+    # lock (SQLite) while others wait. The loop checks again anyway.
+    used = 0 if created_thread else history_bytes(load_history(thread_get_for_member(member, conversation_id).id))
+    check_room(used, message)
     with transaction.atomic():
         thread = _thread_for_chat(member, conversation_id)
         before = ThreadState.of(thread)
@@ -94,8 +94,7 @@ def _deliver_card_events(member: Member, thread: Thread) -> Message | None:
     return message_append(member, thread=thread, role=Message.Role.EVENT, content=block)
 
 
-def check_room_for(thread: Thread, message: str) -> None:
-    used = history_bytes(load_history(thread.id))
+def check_room(used: int, message: str) -> None:
     if used + len(message.encode()) > settings.ASSISTANT_HISTORY_BYTES:
         raise ConversationFull
 

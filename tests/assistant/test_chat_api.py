@@ -206,3 +206,10 @@ def test_the_event_stream_follows_a_running_turn(owner):
     deltas = [data["delta"] for name, data in (e for e in progress.stream_turn(turn, sleep=sleep) if e)
               if name == "text"]
     assert deltas == ["Hel", "lo", ", world"]
+
+
+def test_a_first_message_over_the_bound_is_a_409_full_and_writes_nothing(owner, settings):
+    settings.ASSISTANT_HISTORY_BYTES = 1000
+    response = post_chat(owner, message="x" * 1001)
+    assert response.status_code == 409 and response.json()["code"] == "conversation_full"
+    assert not Thread.objects.exists()
