@@ -31,7 +31,9 @@ class Command(BaseCommand):
         self.stdout.write(
             "\n  The assistant engine runs on http://127.0.0.1:8000\n"
             f"  Log in as {DEMO_USER} / {DEMO_PASSWORD}   (staff admin: {STAFF_USER} / {STAFF_PASSWORD} at /admin/)\n"
-            f"  Model: {option.label} ({option.processing_label})\n"
+            f"  Model: {option.label}"
+            + ("" if option.label == option.processing_label else f" ({option.processing_label})")
+            + "\n"
         )
 
     @staticmethod
