@@ -5,14 +5,12 @@ decided with the real workspace tools (delete_note, send_email).
 """
 
 import logging
-import threading
 from datetime import timedelta
 from smtplib import SMTPException
 
 import pytest
 from django.core import mail
 from django.core.mail.backends.locmem import EmailBackend
-from django.db import connection
 from django.utils import timezone
 
 from assistant import cards, proposals
@@ -22,6 +20,7 @@ from assistant.models import ActionCard, Turn
 from assistant.tools import framework
 from assistant.tools.registry import get_tool
 from tests.conversations.factories import make_thread
+from tests.races import race
 from workspace.models import Note
 
 EMAIL = {"to": "bob@example.com", "subject": "Lunch", "body": "See you at noon."}
@@ -50,32 +49,6 @@ def confirm(person, card, shown_hash=None, **kwargs) -> ActionCard:
     return cards.card_confirm(
         person.member, card_id=card.id, shown_hash=shown_hash or card.snapshot_hash, **kwargs
     )
-
-
-def race(count: int, action) -> list:
-    """action(i) in `count` threads released together; each result or exception.
-
-    Each thread has its own database connection and closes it at the end.
-    """
-    barrier = threading.Barrier(count)
-    outcomes: list = [None] * count
-
-    def run(index: int) -> None:
-        try:
-            barrier.wait(timeout=30)
-            outcomes[index] = action(index)
-        except Exception as exc:  # inspected by the test
-            outcomes[index] = exc
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=run, args=(index,)) for index in range(count)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=120)
-    assert not any(thread.is_alive() for thread in threads), "a racer never finished"
-    return outcomes
 
 
 # --- Confirm ---------------------------------------------------------------------

@@ -2,11 +2,9 @@
 idle purge, and the schedule that runs them."""
 
 import logging
-import threading
 from datetime import timedelta
 
 import pytest
-from django.db import connection
 from django.utils import timezone
 
 from assistant import maintenance
@@ -18,6 +16,7 @@ from credits.models import CreditAccount, LedgerEntry
 from credits.services import reservation_micros
 from tests.fakes.scripted import ScriptedClient, call, say
 from tests.maintenance.conftest import queued_turn, running_turn
+from tests.races import race
 
 
 def account_of(person) -> CreditAccount:
@@ -77,21 +76,8 @@ def test_a_stuck_turn_keeps_the_usage_it_stored_and_its_tool_calls(owner):
 @pytest.mark.django_db(transaction=True)
 def test_two_stuck_jobs_at_once_fail_each_turn_once(owner, colleague):
     turns = [running_turn(person, message=f"m{i}") for i in range(6) for person in (owner, colleague)]
-    results, barrier = [], threading.Barrier(2)
-
-    def job():
-        try:
-            barrier.wait(timeout=10)
-            results.append(maintenance.fail_stuck_turns())
-        finally:
-            connection.close()
-
-    workers = [threading.Thread(target=job) for _ in range(2)]
-    for worker in workers:
-        worker.start()
-    for worker in workers:
-        worker.join(timeout=60)
-    assert len(results) == 2 and sum(results) == len(turns)
+    results = race(2, lambda index: maintenance.fail_stuck_turns())
+    assert sum(results) == len(turns)
     for turn in turns:
         assert LedgerEntry.objects.filter(turn_id=turn.id, kind__in=LedgerEntry.CLOSING_KINDS).count() == 1
     account = account_of(owner)
