@@ -20,11 +20,12 @@ from django.utils.html import format_html
 from assistant.maintenance import erasure_start
 from assistant.models import ActionCard, Erasure, ProviderKey, Turn
 from assistant.secrets import key_hint, seal_secret
+from config.admin import ViewOnlyAdminMixin
 from organizations.personal_data import EXPORT_FORMAT, export_person
 
 
 @admin.register(ActionCard)
-class ActionCardAdmin(admin.ModelAdmin):
+class ActionCardAdmin(ViewOnlyAdminMixin, admin.ModelAdmin):
     list_display = [
         "id", "tool_name", "status", "trifecta_warning", "organization", "user", "created_at", "expires_at",
         "decided_at",
@@ -45,21 +46,12 @@ class ActionCardAdmin(admin.ModelAdmin):
             return super().get_search_results(request, queryset, search_term)
         return queryset.filter(Q(id=wanted) | Q(thread_id=wanted) | Q(turn_id=wanted)), False
 
-    def has_add_permission(self, request, obj=None):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
-
 
 # --- Turns: failed ones looked into, read-only ------------------------------------
 
 
 @admin.register(Turn)
-class TurnAdmin(admin.ModelAdmin):
+class TurnAdmin(ViewOnlyAdminMixin, admin.ModelAdmin):
     list_display = [
         "id", "conversation", "organization", "status", "failure_kind", "model_option", "steps", "tool_calls",
         "input_tokens", "output_tokens", "reserved_micros", "cost_micros", "credit_month", "created_at",
@@ -92,15 +84,6 @@ class TurnAdmin(admin.ModelAdmin):
         except ValueError:
             return super().get_search_results(request, queryset, search_term)
         return queryset.filter(Q(id=wanted) | Q(thread_id=wanted)), False
-
-    def has_add_permission(self, request, obj=None):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
 
 
 # --- Provider keys: staff add a key; it is stored sealed, only its hint is shown ---

@@ -14,12 +14,13 @@ from django.db import transaction
 from django.db.models import Count
 from django.urls import reverse
 
+from config.admin import ViewOnlyAdminMixin
 from conversations.models import Message, Thread
 
 BUSY = "A reply is being written into this conversation: it can be deleted once the turn has ended."
 
 
-class MessageInline(admin.TabularInline):
+class MessageInline(ViewOnlyAdminMixin, admin.TabularInline):
     """The thread's messages in order, read-only, with how many tool calls each made."""
 
     model = Message
@@ -40,15 +41,6 @@ class MessageInline(admin.TabularInline):
         # The messages are the conversation: who may see a thread sees them
         # (no separate "view message" permission to hand out).
         return request.user.has_perm("conversations.view_thread")
-
-    def has_add_permission(self, request, obj=None):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
 
 
 @admin.register(Thread)

@@ -12,23 +12,15 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
+from config.admin import ViewOnlyAdminMixin
 from credits.models import CreditAccount, LedgerEntry
 from credits.money import credits_from_micros
 from credits.services import MAX_GRANT_CREDITS, credits_grant
 from organizations.models import Organization
 
 
-class ReadOnlyAdmin(admin.ModelAdmin):
+class ReadOnlyAdmin(ViewOnlyAdminMixin, admin.ModelAdmin):
     """View only: an account edited by hand would no longer match its ledger."""
-
-    def has_add_permission(self, request, obj=None):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
 
 
 class GrantCreditsForm(forms.Form):
