@@ -10,7 +10,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import anthropic
-import httpx2
 
 from assistant.clients.base import (
     AssistantReply,
@@ -26,6 +25,7 @@ from assistant.clients.base import (
     ToolSpec,
     Usage,
     UserText,
+    guarded_stream,
     provider_error_from,
 )
 
@@ -66,14 +66,8 @@ class AnthropicClient:
         return cls(sdk, model)
 
     def stream(self, request: ModelRequest) -> Iterator[StreamEvent]:
-        try:
-            yield from self._stream(request)
-        except anthropic.AnthropicError as exc:
-            raise provider_error(exc) from None
-        except httpx2.TimeoutException:
-            raise ProviderError("timeout", "anthropic: the model stream timed out") from None
-        except httpx2.HTTPError:
-            raise ProviderError("api", "anthropic: the model stream broke off") from None
+        return guarded_stream(self._stream(request), sdk=anthropic, sdk_error=anthropic.AnthropicError,
+                              label="anthropic")
 
     def _stream(self, request: ModelRequest) -> Iterator[StreamEvent]:
         optional: dict[str, Any] = {}

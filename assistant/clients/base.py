@@ -155,3 +155,21 @@ def provider_error_from(exc: Exception, *, sdk: Any, label: str) -> ProviderErro
         kind = "api"
     status = getattr(exc, "status_code", None)
     return ProviderError(kind, f"{label}: {kind}" + (f" (HTTP {status})" if status else ""))
+
+
+def guarded_stream(
+    events: Iterator[StreamEvent], *, sdk: Any, sdk_error: type[Exception], label: str
+) -> Iterator[StreamEvent]:
+    """`events`, with every failure of the SDK (`sdk_error`, its base class) or
+    of the connection under it turned into a ProviderError that names a kind,
+    never the provider's text."""
+    import httpx2  # the SDKs' HTTP client; imported here so the interface needs no SDK
+
+    try:
+        yield from events
+    except sdk_error as exc:
+        raise provider_error_from(exc, sdk=sdk, label=label) from None
+    except httpx2.TimeoutException:
+        raise ProviderError("timeout", f"{label}: the model stream timed out") from None
+    except httpx2.HTTPError:
+        raise ProviderError("api", f"{label}: the model stream broke off") from None

@@ -5,7 +5,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import httpx2
 import openai
 
 from assistant.clients.base import (
@@ -23,6 +22,7 @@ from assistant.clients.base import (
     ToolSpec,
     Usage,
     UserText,
+    guarded_stream,
     provider_error_from,
 )
 
@@ -40,14 +40,8 @@ class OpenAICompatClient:
         self._sdk = openai.OpenAI(api_key=api_key, base_url=base_url, max_retries=max_retries, timeout=timeout)
 
     def stream(self, request: ModelRequest) -> Iterator[StreamEvent]:
-        try:
-            yield from self._stream(request)
-        except openai.OpenAIError as exc:
-            raise provider_error(exc) from None
-        except httpx2.TimeoutException:
-            raise ProviderError("timeout", "openai-compatible: the model stream timed out") from None
-        except httpx2.HTTPError:
-            raise ProviderError("api", "openai-compatible: the model stream broke off") from None
+        return guarded_stream(self._stream(request), sdk=openai, sdk_error=openai.OpenAIError,
+                              label="openai-compatible")
 
     def _stream(self, request: ModelRequest) -> Iterator[StreamEvent]:
         optional: dict[str, Any] = {"tools": to_openai_tools(request.tools)} if request.tools else {}
