@@ -15,7 +15,6 @@ from assistant.clients.base import (
     AssistantReply,
     HistoryItem,
     ModelRequest,
-    ProviderError,
     Stop,
     StopReason,
     StreamEvent,
@@ -26,7 +25,6 @@ from assistant.clients.base import (
     Usage,
     UserText,
     guarded_stream,
-    provider_error_from,
 )
 
 # Anthropic's own names; the others (stop_sequence, pause_turn, ...) are "other".
@@ -165,7 +163,3 @@ def _blocks(item: HistoryItem) -> tuple[str, list[dict[str, Any]]]:
         {"type": "tool_result", "tool_use_id": r.tool_use_id, "content": r.content, "is_error": r.is_error}
         for r in item.results
     ]
-
-
-def provider_error(exc: Exception) -> ProviderError:
-    return provider_error_from(exc, sdk=anthropic, label="anthropic")

@@ -11,7 +11,6 @@ from assistant.clients.base import (
     AssistantReply,
     HistoryItem,
     ModelRequest,
-    ProviderError,
     Stop,
     StopReason,
     StreamEvent,
@@ -23,7 +22,6 @@ from assistant.clients.base import (
     Usage,
     UserText,
     guarded_stream,
-    provider_error_from,
 )
 
 _STOP_REASONS: dict[str, StopReason] = {
@@ -139,7 +137,3 @@ def _tool_message(result: ToolResult) -> dict[str, Any]:
     # The chat-completions format has no error flag on a tool result: say it in the text.
     content = f"Error: {result.content}" if result.is_error else result.content
     return {"role": "tool", "tool_call_id": result.tool_use_id, "content": content}
-
-
-def provider_error(exc: Exception) -> ProviderError:
-    return provider_error_from(exc, sdk=openai, label="openai-compatible")
