@@ -12,7 +12,7 @@ from sse_starlette.event import ServerSentEvent
 
 from assistant import chat, progress, selectors
 from config.api_errors import ApiError, bad_request, conflict, not_found
-from config.serializers import StrictCharField, StrictSerializer
+from config.serializers import StrictCharField, StrictSerializer, StrictUUIDField, parse_uuid
 from conversations.api import BUSY
 from conversations.models import Message
 from conversations.selectors import ConversationNotFound
@@ -25,7 +25,7 @@ FULL = "This conversation is full: start a new conversation to go on."
 
 class ChatRequestSerializer(StrictSerializer):
     message = StrictCharField(max_length=100_000, trim_whitespace=False)
-    conversationId = serializers.UUIDField(required=False, allow_null=True)  # noqa: N815
+    conversationId = StrictUUIDField(required=False, allow_null=True)  # noqa: N815
 
     def validate_message(self, value):
         if not value.strip():
@@ -73,7 +73,7 @@ class ChatView(MemberAPIView):
 
 def parse_turn_id(raw: str) -> UUID:
     try:
-        return UUID(raw)
+        return parse_uuid(raw)
     except ValueError:
         raise bad_request("invalid_id", "The turn id must be a UUID.", {"id": ["Must be a UUID."]}) from None
 

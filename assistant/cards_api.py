@@ -21,7 +21,7 @@ from rest_framework.response import Response
 from assistant import cards
 from assistant.progress import card_json
 from config.api_errors import ApiError, bad_request, not_found
-from config.serializers import StrictCharField, StrictSerializer
+from config.serializers import StrictCharField, StrictSerializer, parse_uuid
 from organizations.api import ORGANIZATION_PARAMETER, MemberAPIView
 
 _SHA256_HEX = re.compile(r"^[0-9a-f]{64}$")
@@ -61,7 +61,7 @@ class CancelRequestSerializer(StrictSerializer):
 
 def parse_card_id(raw: str) -> UUID:
     try:
-        return UUID(raw)
+        return parse_uuid(raw)
     except ValueError:
         raise bad_request("invalid_id", "The card id must be a UUID.", {"id": ["Must be a UUID."]}) from None
 

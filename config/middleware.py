@@ -1,5 +1,19 @@
+import re
+
 from django.conf import settings
 from django.http import JsonResponse
+
+CONVERSATION_UPLOAD = re.compile(r"^/api/conversations/[^/]+/?$")
+
+
+def body_limit(request) -> int:
+    """The largest body a request may carry. A conversation upload's follows
+    what a conversation may store, whatever the general API limit."""
+    if request.method == "PUT" and CONVERSATION_UPLOAD.match(request.path):
+        return settings.CONVERSATION_MAX_BYTES + (
+            settings.CONVERSATION_MAX_MESSAGES * settings.CONVERSATION_UPLOAD_FRAMING_BYTES
+        )
+    return settings.API_MAX_BODY_BYTES
 
 
 class ApiBodyLimitMiddleware:
@@ -19,11 +33,12 @@ class ApiBodyLimitMiddleware:
                 length = int(request.META.get("CONTENT_LENGTH") or 0)
             except ValueError:
                 length = 0
-            if length > settings.API_MAX_BODY_BYTES:
+            limit = body_limit(request)
+            if length > limit:
                 return JsonResponse(
                     {
                         "code": "payload_too_large",
-                        "detail": f"The request body is larger than {settings.API_MAX_BODY_BYTES} bytes.",
+                        "detail": f"The request body is larger than {limit} bytes.",
                     },
                     status=413,
                 )

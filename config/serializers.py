@@ -1,4 +1,19 @@
+import re
+from uuid import UUID
+
 from rest_framework import serializers
+
+# The canonical text form only (RFC 9562, any case): what `format: uuid` means.
+# uuid.UUID() alone also takes braces, "urn:uuid:" and bare hex, and DRF's
+# UUIDField takes JSON numbers (5 became UUID(int=5)).
+_UUID_TEXT = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
+
+
+def parse_uuid(raw) -> UUID:
+    """A UUID from its canonical string, or ValueError for anything else."""
+    if not isinstance(raw, str) or not _UUID_TEXT.match(raw):
+        raise ValueError("not a UUID string")
+    return UUID(raw)
 
 
 class StrictSerializer(serializers.Serializer):
@@ -25,6 +40,16 @@ class StrictCharField(serializers.CharField):
         if not isinstance(data, str):
             self.fail("not_a_string")
         return super().to_internal_value(data)
+
+
+class StrictUUIDField(serializers.UUIDField):
+    """A UUID string, and only that: 5, false or a bare hex string is refused."""
+
+    def to_internal_value(self, data):
+        try:
+            return parse_uuid(data)
+        except ValueError:
+            self.fail("invalid", value=data)
 
 
 def _unstorable_text(value) -> str | None:

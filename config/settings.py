@@ -116,7 +116,20 @@ CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 # --- API -------------------------------------------------------------------
 # Largest accepted API request body (bytes); beyond, 413 payload_too_large.
 API_MAX_BODY_BYTES = env_int("API_MAX_BODY_BYTES", 10 * 1024 * 1024, minimum=1024)
-DATA_UPLOAD_MAX_MEMORY_SIZE = API_MAX_BODY_BYTES
+# What one conversation may store (UTF-8 text plus the JSON of its tool
+# calls, raw results included) and how many messages: beyond, an upload is
+# refused (413 conversation_too_large / 400 too_many_messages). Not the model's
+# history bound: raw tool results are kept whole and can be large.
+CONVERSATION_MAX_BYTES = env_int("CONVERSATION_MAX_BYTES", 25 * 1024 * 1024, minimum=1024)
+CONVERSATION_MAX_MESSAGES = env_int("CONVERSATION_MAX_MESSAGES", 5000, minimum=1)
+# A conversation upload's body may hold CONVERSATION_MAX_BYTES plus this much
+# JSON framing (ids, dates, keys) per allowed message (config/middleware.py).
+CONVERSATION_UPLOAD_FRAMING_BYTES = 1024
+# Django's own parse limit lets the largest body through; ApiBodyLimitMiddleware
+# applies each path's exact limit first.
+DATA_UPLOAD_MAX_MEMORY_SIZE = max(
+    API_MAX_BODY_BYTES, CONVERSATION_MAX_BYTES + CONVERSATION_MAX_MESSAGES * CONVERSATION_UPLOAD_FRAMING_BYTES
+)
 
 REST_FRAMEWORK = {
     # Token first, so an anonymous API client gets 401 with WWW-Authenticate.

@@ -8,7 +8,8 @@ from rest_framework import status
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.response import Response
 
-from config.api_errors import bad_request, conflict, not_found
+from config.api_errors import ApiError, bad_request, conflict, not_found
+from config.serializers import parse_uuid
 from conversations import selectors, services
 from conversations.serializers import (
     ConversationSerializer,
@@ -23,7 +24,7 @@ BUSY = "A reply is being written in this conversation; try again when it has fin
 
 def parse_conversation_id(raw: str) -> UUID:
     try:
-        return UUID(raw)
+        return parse_uuid(raw)
     except ValueError:
         raise bad_request("invalid_id", "The conversation id must be a UUID.", {"id": ["Must be a UUID."]}) from None
 
@@ -72,8 +73,17 @@ class ConversationDetailView(MemberAPIView):
             raise not_found("No such conversation.") from None
         except services.ConversationBusy:
             raise conflict("conversation_busy", BUSY) from None
-        except services.MessageIdConflict:
-            raise conflict("message_id_conflict", "A message id is already used by another conversation.") from None
+        except services.TooManyMessages:
+            raise bad_request(
+                "too_many_messages",
+                f"A conversation may hold at most {settings.CONVERSATION_MAX_MESSAGES} messages.",
+                {"messages": ["Too many messages."]},
+            ) from None
+        except services.ConversationTooLarge:
+            raise ApiError(
+                status_code=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE, code="conversation_too_large",
+                detail=f"A conversation may store at most {settings.CONVERSATION_MAX_BYTES} bytes.",
+            ) from None
         thread = selectors.thread_with_messages(self.member, thread_id)
         return Response({"applied": outcome.applied, "conversation": conversation_to_json(thread)})
 

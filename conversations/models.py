@@ -44,8 +44,15 @@ class Message(models.Model):
         STREAMING = "streaming", "Streaming"
         FAILED = "failed", "Failed"
 
+    # The server's own key: tool calls and turns link to it, and it never
+    # changes while the message exists.
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     thread = models.ForeignKey(Thread, on_delete=models.CASCADE, related_name="messages")
+    # The id the API shows ("id" in a StoredConversation). Offline clients
+    # choose it, so it is unique within its thread only: two people, or two
+    # conversations, may pick the same one. A message the application writes
+    # is known by its primary key (see save()).
+    client_id = models.UUIDField(editable=False)
     # Explicit order within the thread; never inferred from timestamps.
     seq = models.PositiveIntegerField()
     role = models.CharField(max_length=10, choices=Role.choices)
@@ -63,10 +70,19 @@ class Message(models.Model):
         ordering = ["seq"]
         constraints = [
             models.UniqueConstraint(fields=["thread", "seq"], name="message_seq_unique_in_thread"),
+            models.UniqueConstraint(fields=["thread", "client_id"], name="message_client_id_unique_in_thread"),
         ]
 
     def __str__(self):
         return f"{self.role} #{self.seq}"
+
+    def save(self, *args, **kwargs):
+        # Messages the application appends (chat, the turn loop) have no
+        # client: their API id is their primary key, so a turn's message ids
+        # (progress events, GET /api/turns/{id}) need no second lookup.
+        if self.client_id is None:
+            self.client_id = self.id
+        super().save(*args, **kwargs)
 
 
 class ToolCall(models.Model):

@@ -5,7 +5,7 @@ from datetime import timedelta
 from django.utils import timezone
 from rest_framework import serializers
 
-from config.serializers import StorableJSONField, StrictCharField, StrictSerializer
+from config.serializers import StorableJSONField, StrictCharField, StrictSerializer, StrictUUIDField
 from conversations.extensions import conversation_extras
 from conversations.models import Message
 
@@ -22,7 +22,7 @@ class ToolCallSerializer(StrictSerializer):
 
 
 class MessageSerializer(StrictSerializer):
-    id = serializers.UUIDField()
+    id = StrictUUIDField(help_text="Chosen by the client; unique within its conversation.")
     role = serializers.ChoiceField(choices=Message.Role.choices)
     content = StrictCharField(allow_blank=True, trim_whitespace=False)
     createdAt = serializers.DateTimeField()  # noqa: N815
@@ -32,7 +32,7 @@ class MessageSerializer(StrictSerializer):
 
 
 class ConversationSerializer(StrictSerializer):
-    id = serializers.UUIDField(help_text="Must equal the id in the URL.")
+    id = StrictUUIDField(help_text="Must equal the id in the URL.")
     title = StrictCharField(required=False, allow_blank=True, allow_null=True, max_length=500)
     createdAt = serializers.DateTimeField()  # noqa: N815
     updatedAt = serializers.DateTimeField()  # noqa: N815
@@ -55,6 +55,13 @@ class ConversationSerializer(StrictSerializer):
         if value > timezone.now() + FUTURE_SKEW:
             raise serializers.ValidationError("Must not be in the future.")
         return value
+
+    def validate(self, attrs):
+        # A conversation can't have been created after its last change; as
+        # updatedAt is at most FUTURE_SKEW ahead, neither can createdAt be.
+        if attrs["createdAt"] > attrs["updatedAt"]:
+            raise serializers.ValidationError({"createdAt": ["Must not be later than updatedAt."]})
+        return attrs
 
     def validate_messages(self, messages):
         ids = [message["id"] for message in messages]
@@ -88,7 +95,7 @@ def conversation_to_json(thread) -> dict:
         "updatedAt": serializers.DateTimeField().to_representation(thread.updated_at),
         "messages": [
             {
-                "id": str(message.id),
+                "id": str(message.client_id),
                 "role": message.role,
                 "content": message.content,
                 "status": message.status,

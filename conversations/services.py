@@ -1,12 +1,15 @@
 """Writes of conversations. Each takes the verified Member first."""
 
-from dataclasses import dataclass, field
+import json
+import logging
+from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any
 from uuid import UUID
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Max
+from django.db.models import F, Max
 from django.utils import timezone
 
 from conversations.models import Message, Thread, ToolCall
@@ -14,13 +17,19 @@ from conversations.selectors import ConversationNotFound, thread_get_for_member,
 from conversations.titles import choose_title, derive_title
 from organizations.members import Member
 
+logger = logging.getLogger("conversations.upsert")
+
 
 class ConversationBusy(Exception):
     """A turn is running on the thread: it can't be rewritten or deleted now."""
 
 
-class MessageIdConflict(Exception):
-    """A message id in an upsert already belongs to another conversation."""
+class TooManyMessages(Exception):
+    """An upload has more messages than one conversation may store."""
+
+
+class ConversationTooLarge(Exception):
+    """An upload stores more bytes than one conversation may."""
 
 
 @dataclass(frozen=True)
@@ -51,9 +60,26 @@ class ConversationData:
 
 
 @dataclass(frozen=True)
+class UpsertWrites:
+    """Rows an upsert wrote, by kind: counts only (logged, benchmarked)."""
+
+    messages_created: int = 0
+    messages_updated: int = 0
+    messages_deleted: int = 0
+    tool_calls_created: int = 0
+    tool_calls_deleted: int = 0
+
+    @property
+    def rows(self) -> int:
+        return (self.messages_created + self.messages_updated + self.messages_deleted
+                + self.tool_calls_created + self.tool_calls_deleted)
+
+
+@dataclass(frozen=True)
 class UpsertOutcome:
     applied: bool
     thread: Thread
+    writes: UpsertWrites = field(default_factory=UpsertWrites)
 
 
 def thread_create(member: Member, *, title: str = "", now: datetime | None = None) -> Thread:
@@ -117,17 +143,44 @@ def thread_delete(member: Member, *, thread_id: UUID) -> None:
 def conversation_upsert(member: Member, *, data: ConversationData) -> UpsertOutcome:
     """Full upsert from an offline-first client; last write wins by updatedAt.
 
-    All or nothing: one transaction. The owner is always `member`; an id that
-    belongs to someone else is not found and nothing changes.
+    All or nothing: one transaction, after the bounds are checked. The owner
+    is always `member`; an id that belongs to someone else is not found and
+    nothing changes. Only what changed is written.
     """
+    check_conversation_bounds(data)
     try:
         with transaction.atomic():
-            return _upsert_locked(member, data)
+            outcome = _upsert_locked(member, data)
     except IntegrityError:
         # Two first writes of the same new id raced to create it: the loser
         # retries against the row the winner created (now lockable).
         with transaction.atomic():
-            return _upsert_locked(member, data)
+            outcome = _upsert_locked(member, data)
+    logger.info("conversation_upserted", extra={
+        "thread_id": str(data.id), "applied": outcome.applied, **asdict(outcome.writes),
+    })
+    return outcome
+
+
+def check_conversation_bounds(data: ConversationData) -> None:
+    """Refuse a conversation larger than one may store, before any lock is taken."""
+    if len(data.messages) > settings.CONVERSATION_MAX_MESSAGES:
+        raise TooManyMessages
+    if stored_bytes(data) > settings.CONVERSATION_MAX_BYTES:
+        raise ConversationTooLarge
+
+
+def stored_bytes(data: ConversationData) -> int:
+    """What a conversation stores, in bytes: the UTF-8 text of its messages and
+    the compact JSON of its tool calls (raw results are kept whole, so they
+    are most of it)."""
+    total = 0
+    for message in data.messages:
+        total += len(message.content.encode())
+        for call in message.tool_calls:
+            total += len(call.tool_use_id.encode()) + len(call.name.encode())
+            total += len(_canonical_json(call.input).encode()) + len(_canonical_json(call.result).encode())
+    return total
 
 
 def _upsert_locked(member: Member, data: ConversationData) -> UpsertOutcome:
@@ -142,35 +195,15 @@ def _upsert_locked(member: Member, data: ConversationData) -> UpsertOutcome:
             raise ConversationBusy
         if data.updated_at <= thread.updated_at:
             return UpsertOutcome(applied=False, thread=thread)
-    _check_message_ids_free(data)
-    if thread is None:
+    is_new = thread is None
+    if is_new:
         thread = Thread(id=data.id, organization_id=member.organization_id, user_id=member.user_id)
-    _apply_conversation(thread, data)
-    return UpsertOutcome(applied=True, thread=thread)
+    _save_thread(thread, data, is_new=is_new)
+    writes = _apply_messages(thread, data.messages, is_new=is_new)
+    return UpsertOutcome(applied=True, thread=thread, writes=writes)
 
 
-def _server_fields_of_unchanged(thread: Thread, data: ConversationData) -> dict[UUID, dict]:
-    """Fields a client can't send (which turn wrote a message, its status and
-    notice) survive an upsert for messages it sent back unchanged. The turn id
-    is what makes an application `event` block live for the model, so a
-    changed or new `event` message never gets one."""
-    if thread.pk is None or thread._state.adding:
-        return {}
-    sent = {message.id: message for message in data.messages}
-    kept = {}
-    for stored in Message.objects.filter(thread=thread, id__in=list(sent)):
-        if (stored.role, stored.content) == (sent[stored.id].role, sent[stored.id].content):
-            kept[stored.id] = {"turn_id": stored.turn_id, "status": stored.status, "notice": stored.notice}
-    return kept
-
-
-def _check_message_ids_free(data: ConversationData) -> None:
-    ids = [message.id for message in data.messages]
-    if Message.objects.filter(id__in=ids).exclude(thread_id=data.id).exists():
-        raise MessageIdConflict
-
-
-def _apply_conversation(thread: Thread, data: ConversationData) -> None:
+def _save_thread(thread: Thread, data: ConversationData, *, is_new: bool) -> None:
     first_user = next((m.content for m in data.messages if m.role == Message.Role.USER), "")
     thread.title = choose_title(data.title, first_user)
     thread.created_at = data.created_at
@@ -178,37 +211,114 @@ def _apply_conversation(thread: Thread, data: ConversationData) -> None:
     # Activity is when the server received the write, not the client's clock:
     # an upload of an old conversation must not be purged as idle at once.
     thread.last_activity_at = timezone.now()
-    thread.save()
-    kept = _server_fields_of_unchanged(thread, data)
-    Message.objects.filter(thread=thread).delete()
-    messages = Message.objects.bulk_create(
-        [
-            Message(
-                id=message.id,
-                thread=thread,
-                seq=seq,
-                role=message.role,
-                content=message.content,
-                created_at=message.created_at,
-                **kept.get(message.id, {}),
-            )
-            for seq, message in enumerate(data.messages)
-        ]
+    if is_new:
+        thread.save(force_insert=True)
+    else:
+        thread.save(update_fields=["title", "created_at", "updated_at", "last_activity_at"])
+
+
+def _apply_messages(thread: Thread, sent: list[MessageData], *, is_new: bool) -> UpsertWrites:
+    """Make the thread's messages equal to `sent`, touching only the rows that differ.
+
+    Messages are matched by their client id; an unchanged message (and its
+    tool calls) keeps its row, so tool calls, turns and cards linked to it
+    stay linked. Needs the thread row locked.
+    """
+    stored = {} if is_new else {m.client_id: m for m in Message.objects.filter(thread=thread)}
+    stored_calls = _calls_by_message(stored.values())
+    sent_ids = {message.id for message in sent}
+    gone = [row.pk for client_id, row in stored.items() if client_id not in sent_ids]
+    calls_deleted = 0
+    if gone:
+        _, deleted = Message.objects.filter(pk__in=gone).delete()
+        calls_deleted = deleted.get(ToolCall._meta.label, 0)
+    created, updated, reseated, replaced = [], [], [], []
+    for seq, message in enumerate(sent):
+        row = stored.get(message.id)
+        if row is None:
+            row = Message(client_id=message.id, thread=thread, seq=seq, role=message.role,
+                          content=message.content, created_at=message.created_at)
+            created.append((row, message))
+            continue
+        if row.seq != seq:
+            reseated.append(row)
+        if _update_row(row, message, seq):
+            updated.append(row)
+        if _call_rows(stored_calls.get(row.pk, [])) != _call_rows(message.tool_calls):
+            replaced.append((row, message))
+    _write_message_rows(updated, reseated, [row for row, _ in created], offset=len(stored) + len(sent))
+    if replaced:
+        calls_deleted += ToolCall.objects.filter(message__in=[row for row, _ in replaced]).delete()[0]
+    calls_created = ToolCall.objects.bulk_create(
+        [call for row, message in [*created, *replaced] for call in _tool_call_rows(row, message)]
     )
-    ToolCall.objects.bulk_create(
-        [
-            ToolCall(
-                message=stored,
-                position=position,
-                tool_use_id=call.tool_use_id,
-                name=call.name,
-                input=call.input,
-                result=call.result,
-                is_error=call.is_error,
-                created_at=message.created_at,
-                finished_at=message.created_at,
-            )
-            for stored, message in zip(messages, data.messages, strict=True)
-            for position, call in enumerate(message.tool_calls)
-        ]
+    return UpsertWrites(
+        messages_created=len(created), messages_updated=len(updated), messages_deleted=len(gone),
+        tool_calls_created=len(calls_created), tool_calls_deleted=calls_deleted,
     )
+
+
+def _update_row(row: Message, message: MessageData, seq: int) -> bool:
+    """Bring a stored row to what was sent; True when anything changed.
+
+    Fields a client can't send (which turn wrote a message, its status and
+    notice) survive when the role and content come back unchanged. The turn
+    id is what makes an application `event` block live for the model, so a
+    changed `event` message loses it (and a new one never gets one).
+    """
+    before = (row.seq, row.role, row.content, row.created_at, row.turn_id, row.status, row.notice)
+    if (row.role, row.content) != (message.role, message.content):
+        row.role, row.content = message.role, message.content
+        row.turn_id, row.status, row.notice = None, Message.Status.COMPLETE, ""
+    row.seq, row.created_at = seq, message.created_at
+    return before != (row.seq, row.role, row.content, row.created_at, row.turn_id, row.status, row.notice)
+
+
+def _write_message_rows(updated: list[Message], reseated: list[Message], created: list[Message], *,
+                        offset: int) -> None:
+    if reseated:
+        # (thread, seq) is unique and checked row by row: rows that move are
+        # first parked past every old and new seq, so no two collide on the way.
+        Message.objects.filter(pk__in=[row.pk for row in reseated]).update(seq=F("seq") + offset)
+    if updated:
+        Message.objects.bulk_update(
+            updated, ["seq", "role", "content", "created_at", "turn_id", "status", "notice"]
+        )
+    if created:
+        Message.objects.bulk_create(created)
+
+
+def _calls_by_message(rows) -> dict[UUID, list[ToolCall]]:
+    pks = [row.pk for row in rows]
+    calls: dict[UUID, list[ToolCall]] = {}
+    if pks:
+        for call in ToolCall.objects.filter(message_id__in=pks).order_by("message_id", "position"):
+            calls.setdefault(call.message_id, []).append(call)
+    return calls
+
+
+def _call_rows(calls) -> list[tuple]:
+    """Tool calls (stored or sent) in a form where equal means unchanged.
+
+    JSON is compared as canonical text, not as Python values: `1 == True ==
+    1.0` in Python, and a result changed from 1 to true must be written.
+    """
+    return [
+        (call.tool_use_id, call.name, _canonical_json(call.input), _canonical_json(call.result), call.is_error)
+        for call in calls
+    ]
+
+
+def _canonical_json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def _tool_call_rows(row: Message, message: MessageData) -> list[ToolCall]:
+    return [
+        ToolCall(
+            message=row, position=position, tool_use_id=call.tool_use_id, name=call.name, input=call.input,
+            result=call.result, is_error=call.is_error, created_at=message.created_at,
+            finished_at=message.created_at,
+        )
+        for position, call in enumerate(message.tool_calls)
+    ]

@@ -204,11 +204,13 @@ def blocks_of(messages, cards, *, titles: dict[str, str], now: datetime) -> list
         if message.role == "user":
             blocks.append(Block("user", turn_id, [_part(message)]))
             continue
-        if message.role == "event":
+        if message.role == "event" and message.turn_id:
             blocks.extend(Block("event", turn_id, text=line) for line in event_lines(message.content, titles))
             continue
         if message.role != "assistant":
-            # Free text an offline client stored apart from a tool call.
+            # Free text an offline client stored apart from a tool call, or an
+            # `event` it uploaded: only events the application wrote (they
+            # carry their turn) are told as "The assistant was told…".
             blocks.append(Block(message.role, turn_id, text=message.content))
             continue
         part = _part(message)
@@ -235,6 +237,6 @@ def blocks_of(messages, cards, *, titles: dict[str, str], now: datetime) -> list
 
 def _part(message) -> PartView:
     return PartView(
-        id=str(message.id), html=render_markdown(message.content), status=message.status,
+        id=str(message.client_id), html=render_markdown(message.content), status=message.status,
         notice=message.notice or "",
     )

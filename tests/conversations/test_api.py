@@ -252,23 +252,11 @@ def test_duplicate_message_ids_are_refused(owner):
     assert "messages" in response.json()["fields"]
 
 
-def test_message_id_of_another_conversation_is_a_409_and_writes_nothing(owner, outsider):
-    theirs = stored_conversation()
-    outsider.client.put(detail_url(theirs["id"]), theirs, format="json")
-    mine = stored_conversation()
-    mine["messages"][0]["id"] = theirs["messages"][0]["id"]
-    response = owner.client.put(detail_url(mine["id"]), mine, format="json")
-    assert response.status_code == 409
-    assert response.json()["code"] == "message_id_conflict"
-    assert not Thread.objects.filter(id=mine["id"]).exists()
-    assert Message.objects.get(id=theirs["messages"][0]["id"]).thread_id == uuid.UUID(theirs["id"])
-
-
-def test_oversized_body_is_413(owner, settings):
+def test_other_api_bodies_keep_the_general_limit(owner, settings):
+    # A conversation upload's limit follows CONVERSATION_MAX_BYTES
+    # (test_upload_bounds.py); every other API body keeps API_MAX_BODY_BYTES.
     settings.API_MAX_BODY_BYTES = 2048
-    body = stored_conversation()
-    body["messages"][0]["content"] = "x" * 5000
-    response = owner.client.put(detail_url(body["id"]), body, format="json")
+    response = owner.client.post("/api/chat", {"message": "x" * 5000}, format="json")
     assert response.status_code == 413
     assert response.json()["code"] == "payload_too_large"
     assert not Thread.objects.exists()

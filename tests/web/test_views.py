@@ -1,6 +1,8 @@
 """The pages with Django's test client: who sees what, the organization
 switcher, the header, the data page, and how stored states are shown."""
 
+import uuid
+
 import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
@@ -212,7 +214,10 @@ def test_application_events_are_shown_as_sentences(owner, owner_web):
 
     thread = make_conversation(owner)
     block = render_events([{"kind": "confirmed", "card_id": "x", "tool_name": "delete_note", "summary": "s"}])
-    Message.objects.create(thread=thread, seq=2, role="event", content=block, created_at=thread.created_at)
+    # The application writes an events block with the turn it opened (an
+    # uploaded one has none and is not told as such: test_uploaded_events.py).
+    Message.objects.create(thread=thread, seq=2, role="event", content=block, created_at=thread.created_at,
+                           turn_id=uuid.uuid4())
     html = text_of(page(owner_web, f"/c/{thread.id}/messages"))
     assert "The assistant was told that you confirmed “Delete a note”." in html
     assert "application_events" not in html
