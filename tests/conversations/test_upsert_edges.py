@@ -48,3 +48,26 @@ def test_an_uploaded_old_conversation_counts_as_active_now(owner):
     thread = Thread.objects.get(id=body["id"])
     assert thread.updated_at == BASE_TIME - timedelta(days=120)
     assert timezone.now() - thread.last_activity_at < timedelta(minutes=1)
+
+
+def test_a_created_at_later_than_updated_at_is_a_400_and_writes_nothing(owner):
+    body = stored_conversation()
+    body["createdAt"] = iso(BASE_TIME + timedelta(hours=1, seconds=1))  # updatedAt is BASE_TIME + 1 h
+    response = put(owner, body)
+    assert response.status_code == 400
+    assert list(response.json()["fields"]) == ["createdAt"]
+    assert not Thread.objects.exists()
+    body["createdAt"] = body["updatedAt"]  # created and last changed at once: fine
+    assert put(owner, body).status_code == 200
+
+
+def test_a_created_at_in_the_future_is_a_400_even_with_an_accepted_updated_at(owner):
+    now = timezone.now()
+    body = stored_conversation(updated_at=now)
+    body["createdAt"] = iso(now + timedelta(hours=1))
+    response = put(owner, body)
+    assert response.status_code == 400 and "createdAt" in response.json()["fields"]
+    assert not Thread.objects.exists()
+    body["createdAt"] = iso(now + timedelta(minutes=1))
+    body["updatedAt"] = iso(now + timedelta(minutes=2))  # within the skew, both
+    assert put(owner, body).status_code == 200
