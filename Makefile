@@ -20,6 +20,7 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) bench/run.py
+	$(PY) bench/upsert.py
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

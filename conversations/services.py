@@ -217,6 +217,12 @@ def _save_thread(thread: Thread, data: ConversationData, *, is_new: bool) -> Non
         thread.save(update_fields=["title", "created_at", "updated_at", "last_activity_at"])
 
 
+# What an upsert reads of each stored message: plain tuples, not model
+# instances (a re-upload of thousands of messages reads them all, under the lock).
+_STORED_FIELDS = ("id", "client_id", "seq", "role", "content", "created_at", "turn_id", "status", "notice")
+_SERVER_FIELDS = ("seq", "role", "content", "created_at", "turn_id", "status", "notice")
+
+
 def _apply_messages(thread: Thread, sent: list[MessageData], *, is_new: bool) -> UpsertWrites:
     """Make the thread's messages equal to `sent`, touching only the rows that differ.
 
@@ -224,10 +230,13 @@ def _apply_messages(thread: Thread, sent: list[MessageData], *, is_new: bool) ->
     tool calls) keeps its row, so tool calls, turns and cards linked to it
     stay linked. Needs the thread row locked.
     """
-    stored = {} if is_new else {m.client_id: m for m in Message.objects.filter(thread=thread)}
-    stored_calls = _calls_by_message(stored.values())
+    stored = {} if is_new else {
+        row.client_id: row
+        for row in Message.objects.filter(thread=thread).values_list(*_STORED_FIELDS, named=True)
+    }
+    stored_calls = _calls_by_message(thread) if stored else {}
     sent_ids = {message.id for message in sent}
-    gone = [row.pk for client_id, row in stored.items() if client_id not in sent_ids]
+    gone = [row.id for client_id, row in stored.items() if client_id not in sent_ids]
     calls_deleted = 0
     if gone:
         _, deleted = Message.objects.filter(pk__in=gone).delete()
@@ -236,19 +245,20 @@ def _apply_messages(thread: Thread, sent: list[MessageData], *, is_new: bool) ->
     for seq, message in enumerate(sent):
         row = stored.get(message.id)
         if row is None:
-            row = Message(client_id=message.id, thread=thread, seq=seq, role=message.role,
+            new = Message(client_id=message.id, thread=thread, seq=seq, role=message.role,
                           content=message.content, created_at=message.created_at)
-            created.append((row, message))
+            created.append((new, message))
             continue
         if row.seq != seq:
-            reseated.append(row)
-        if _update_row(row, message, seq):
-            updated.append(row)
-        if _call_rows(stored_calls.get(row.pk, [])) != _call_rows(message.tool_calls):
-            replaced.append((row, message))
-    _write_message_rows(updated, reseated, [row for row, _ in created], offset=len(stored) + len(sent))
+            reseated.append(row.id)
+        fields = _fields_after(row, message, seq)
+        if fields != {name: getattr(row, name) for name in _SERVER_FIELDS}:
+            updated.append(Message(id=row.id, thread=thread, client_id=row.client_id, **fields))
+        if _call_rows(stored_calls.get(row.id, [])) != _call_rows(message.tool_calls):
+            replaced.append((Message(id=row.id, thread=thread), message))
+    _write_message_rows(updated, reseated, [new for new, _ in created], offset=len(stored) + len(sent))
     if replaced:
-        calls_deleted += ToolCall.objects.filter(message__in=[row for row, _ in replaced]).delete()[0]
+        calls_deleted += ToolCall.objects.filter(message_id__in=[row.id for row, _ in replaced]).delete()[0]
     calls_created = ToolCall.objects.bulk_create(
         [call for row, message in [*created, *replaced] for call in _tool_call_rows(row, message)]
     )
@@ -258,42 +268,42 @@ def _apply_messages(thread: Thread, sent: list[MessageData], *, is_new: bool) ->
     )
 
 
-def _update_row(row: Message, message: MessageData, seq: int) -> bool:
-    """Bring a stored row to what was sent; True when anything changed.
+def _fields_after(row, message: MessageData, seq: int) -> dict:
+    """A stored message's fields once brought to what was sent.
 
     Fields a client can't send (which turn wrote a message, its status and
     notice) survive when the role and content come back unchanged. The turn
     id is what makes an application `event` block live for the model, so a
     changed `event` message loses it (and a new one never gets one).
     """
-    before = (row.seq, row.role, row.content, row.created_at, row.turn_id, row.status, row.notice)
+    fields = {"seq": seq, "role": message.role, "content": message.content, "created_at": message.created_at,
+              "turn_id": row.turn_id, "status": row.status, "notice": row.notice}
     if (row.role, row.content) != (message.role, message.content):
-        row.role, row.content = message.role, message.content
-        row.turn_id, row.status, row.notice = None, Message.Status.COMPLETE, ""
-    row.seq, row.created_at = seq, message.created_at
-    return before != (row.seq, row.role, row.content, row.created_at, row.turn_id, row.status, row.notice)
+        fields.update(turn_id=None, status=Message.Status.COMPLETE, notice="")
+    return fields
 
 
-def _write_message_rows(updated: list[Message], reseated: list[Message], created: list[Message], *,
+def _write_message_rows(updated: list[Message], reseated: list[UUID], created: list[Message], *,
                         offset: int) -> None:
     if reseated:
         # (thread, seq) is unique and checked row by row: rows that move are
         # first parked past every old and new seq, so no two collide on the way.
-        Message.objects.filter(pk__in=[row.pk for row in reseated]).update(seq=F("seq") + offset)
+        Message.objects.filter(pk__in=reseated).update(seq=F("seq") + offset)
     if updated:
-        Message.objects.bulk_update(
-            updated, ["seq", "role", "content", "created_at", "turn_id", "status", "notice"]
-        )
+        Message.objects.bulk_update(updated, list(_SERVER_FIELDS))
     if created:
         Message.objects.bulk_create(created)
 
 
-def _calls_by_message(rows) -> dict[UUID, list[ToolCall]]:
-    pks = [row.pk for row in rows]
-    calls: dict[UUID, list[ToolCall]] = {}
-    if pks:
-        for call in ToolCall.objects.filter(message_id__in=pks).order_by("message_id", "position"):
-            calls.setdefault(call.message_id, []).append(call)
+def _calls_by_message(thread: Thread) -> dict[UUID, list]:
+    calls: dict[UUID, list] = {}
+    rows = (
+        ToolCall.objects.filter(message__thread=thread)
+        .order_by("message_id", "position")
+        .values_list("message_id", "tool_use_id", "name", "input", "result", "is_error", named=True)
+    )
+    for call in rows:
+        calls.setdefault(call.message_id, []).append(call)
     return calls
 
 
