@@ -90,7 +90,7 @@ class TurnView(MemberAPIView):
     @extend_schema(parameters=[ORGANIZATION_PARAMETER], responses=TurnResponse)
     def get(self, request, turn_id: str):
         turn = turn_or_404(self.member, turn_id)
-        message_ids = Message.objects.filter(turn_id=turn.id).order_by("seq").values_list("id", flat=True)
+        message_ids = Message.objects.filter(turn_id=turn.id).order_by("seq").values_list("client_id", flat=True)
         return Response({
             "id": str(turn.id), "conversationId": str(turn.thread_id) if turn.thread_id else None,
             "status": turn.status, "failureKind": turn.failure_kind or None, "steps": turn.steps,
