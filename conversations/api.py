@@ -16,6 +16,7 @@ from conversations.serializers import (
     ConversationSummarySerializer,
     UpsertResultSerializer,
     conversation_to_json,
+    too_many_messages,
 )
 from organizations.api import ORGANIZATION_PARAMETER, MemberAPIView
 
@@ -74,11 +75,7 @@ class ConversationDetailView(MemberAPIView):
         except services.ConversationBusy:
             raise conflict("conversation_busy", BUSY) from None
         except services.TooManyMessages:
-            raise bad_request(
-                "too_many_messages",
-                f"A conversation may hold at most {settings.CONVERSATION_MAX_MESSAGES} messages.",
-                {"messages": ["Too many messages."]},
-            ) from None
+            raise too_many_messages() from None
         except services.ConversationTooLarge:
             raise ApiError(
                 status_code=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE, code="conversation_too_large",

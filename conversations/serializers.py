@@ -2,9 +2,11 @@
 
 from datetime import timedelta
 
+from django.conf import settings
 from django.utils import timezone
 from rest_framework import serializers
 
+from config.api_errors import ApiError, bad_request
 from config.serializers import StorableJSONField, StrictCharField, StrictSerializer, StrictUUIDField
 from conversations.extensions import conversation_extras
 from conversations.models import Message
@@ -47,6 +49,10 @@ class ConversationSerializer(StrictSerializer):
     def to_internal_value(self, data):
         if isinstance(data, dict):
             data = {key: value for key, value in data.items() if key != "userId"}
+            # Counted before any message is validated: a body of 86,000 tiny
+            # messages would otherwise cost seconds of CPU before its refusal.
+            if isinstance(data.get("messages"), list) and len(data["messages"]) > settings.CONVERSATION_MAX_MESSAGES:
+                raise too_many_messages()
         return super().to_internal_value(data)
 
     def validate_updatedAt(self, value):  # noqa: N802
@@ -68,6 +74,14 @@ class ConversationSerializer(StrictSerializer):
         if len(ids) != len(set(ids)):
             raise serializers.ValidationError("Message ids must be unique within a conversation.")
         return messages
+
+
+def too_many_messages() -> ApiError:
+    return bad_request(
+        "too_many_messages",
+        f"A conversation may hold at most {settings.CONVERSATION_MAX_MESSAGES} messages.",
+        {"messages": ["Too many messages."]},
+    )
 
 
 class ConversationSummarySerializer(serializers.Serializer):

@@ -113,3 +113,28 @@ def test_an_upload_body_beyond_its_limit_is_413_before_anything_is_read(owner, s
     assert response.json()["code"] == "payload_too_large"
     assert "2048 bytes" in response.json()["detail"]
     assert row_counts() == (0, 0, 0)
+
+
+def test_messages_are_counted_before_any_is_validated(owner, small_bounds):
+    body = stored_conversation(messages=[{"not": "a message"}] * 4)
+    response = owner.client.put(detail_url(body["id"]), body, format="json")
+    assert response.status_code == 400
+    assert response.json()["code"] == "too_many_messages"
+
+
+def test_the_service_enforces_the_bounds_for_every_caller(owner, small_bounds):
+    from conversations import services
+
+    def data(count: int, content: str) -> services.ConversationData:
+        return services.ConversationData(
+            id=uuid.uuid4(), title=None, created_at=BASE_TIME, updated_at=BASE_TIME,
+            messages=[services.MessageData(id=uuid.uuid4(), role="user", content=content, created_at=BASE_TIME)
+                      for _ in range(count)],
+        )
+
+    with pytest.raises(services.TooManyMessages):
+        services.conversation_upsert(owner.member, data=data(4, "hi"))
+    with pytest.raises(services.ConversationTooLarge):
+        services.conversation_upsert(owner.member, data=data(2, "x" * 551))
+    assert row_counts() == (0, 0, 0)
+    assert services.conversation_upsert(owner.member, data=data(2, "x" * 550)).applied
