@@ -71,3 +71,22 @@ def test_a_created_at_in_the_future_is_a_400_even_with_an_accepted_updated_at(ow
     body["createdAt"] = iso(now + timedelta(minutes=1))
     body["updatedAt"] = iso(now + timedelta(minutes=2))  # within the skew, both
     assert put(owner, body).status_code == 200
+
+
+@pytest.mark.parametrize("who", ["colleague", "outsider"])
+def test_others_sending_a_bad_created_at_get_the_same_400_and_change_nothing(owner, who, request):
+    body = stored_conversation()
+    assert put(owner, body).status_code == 200
+    bad = {**body, "updatedAt": iso(BASE_TIME + timedelta(hours=2)), "createdAt": iso(BASE_TIME + timedelta(hours=3))}
+    response = put(request.getfixturevalue(who), bad)
+    # Validation comes before ownership, so the answer tells nothing of whose id it is.
+    assert response.status_code == 400 and "createdAt" in response.json()["fields"]
+    assert Thread.objects.get(id=body["id"]).created_at == BASE_TIME
+
+
+def test_anonymous_sending_a_bad_created_at_gets_401(anonymous, db):
+    body = stored_conversation()
+    body["createdAt"] = iso(BASE_TIME + timedelta(hours=3))
+    response = anonymous.put(f"/api/conversations/{body['id']}", body, format="json")
+    assert response.status_code == 401
+    assert not Thread.objects.exists()
