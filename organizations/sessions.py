@@ -15,8 +15,18 @@ class SessionStore(DatabaseSessionStore):
 
     def create_model_instance(self, data):
         session = super().create_model_instance(data)
-        try:
-            session.user_id = int(data.get(SESSION_KEY))
-        except (TypeError, ValueError):  # anonymous, or a user model with non-integer keys
-            session.user_id = None
+        session.user_id = user_id_of(data)
         return session
+
+    # Django's async save builds the row on its own (it does not call the sync method).
+    async def acreate_model_instance(self, data):
+        session = await super().acreate_model_instance(data)
+        session.user_id = user_id_of(data)
+        return session
+
+
+def user_id_of(data: dict) -> int | None:
+    try:
+        return int(data.get(SESSION_KEY))
+    except (TypeError, ValueError):  # anonymous, or a user model with non-integer keys
+        return None

@@ -6,7 +6,7 @@ import uuid
 from datetime import timedelta
 
 import pytest
-from django.contrib.auth import get_user_model
+from django.contrib.auth import SESSION_KEY, get_user_model
 from django.test import Client
 from django.utils import timezone
 from rest_framework.authtoken.models import Token
@@ -333,3 +333,15 @@ def test_a_session_row_names_its_person_and_an_anonymous_one_nobody(owner):
 
     assert PersonSession.objects.get(session_key=browser.session.session_key).user_id == owner.user.pk
     assert PersonSession.objects.get(session_key=session.session_key).user_id is None
+
+
+def test_a_session_saved_by_async_code_names_its_person_too(owner):
+    from asgiref.sync import async_to_sync
+
+    from organizations.sessions import SessionStore
+
+    session = SessionStore()
+    session[SESSION_KEY] = str(owner.user.pk)
+    async_to_sync(session.asave)()
+
+    assert PersonSession.objects.get(session_key=session.session_key).user_id == owner.user.pk
