@@ -73,9 +73,20 @@ def export_staff_accesses(member: Member) -> list[dict]:
 
 
 def forget_person(user, batch_size: int) -> int:
-    """The erasure's part: the person leaves their rows; the staff trace stays."""
-    ids = list(StaffAccess.objects.filter(person=user).order_by("pk").values_list("pk", flat=True)[:batch_size])
-    return StaffAccess.objects.filter(pk__in=ids).update(person=None) if ids else 0
+    """The erasure's part, in batches: the person leaves the rows about their
+    data, and, if they were staff, the rows of what they opened keep only
+    their username (the trace of a staff access outlives the account, until
+    the retention job deletes it). Without this, deleting the user row would
+    update all those rows at once, beyond the batch."""
+    done = 0
+    for column in ("person", "staff"):
+        rows = StaffAccess.objects.filter(**{column: user})
+        ids = list(rows.order_by("pk").values_list("pk", flat=True)[: batch_size - done])
+        if ids:
+            done += StaffAccess.objects.filter(pk__in=ids).update(**{column: None})
+        if done >= batch_size:
+            break
+    return done
 
 
 def staff_accesses_purge(*, now: datetime | None = None, batch_size: int = PURGE_BATCH) -> int:

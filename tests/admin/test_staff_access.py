@@ -256,3 +256,21 @@ def test_the_export_of_a_person_in_another_organization_holds_only_that_organiza
 
 def test_anonymous_gets_no_export(anonymous):
     assert anonymous.get("/api/me/export").status_code == 401
+
+
+def test_erasing_a_staff_member_keeps_their_trace_by_username_in_batches(owner, colleague):
+    from organizations.personal_data import erase_user
+
+    staff = make_staff("sam")
+    for _ in range(3):
+        staff_access_record(staff=staff, kind="export", person_id=owner.user.pk,
+                            organization_id=owner.organization.pk, path="/admin/")
+    staff_access_record(staff=colleague.user, kind="export", person_id=staff.pk, organization_id=None,
+                        path="/admin/")
+
+    progress = [erase_user(staff, batch_size=2) for _ in range(3)]
+
+    assert [p.counts.get("staff_accesses") for p in progress] == [2, 2, 0] and progress[-1].done
+    assert sorted(rows()) == [("colin", None, None, "export", "")] + [
+        ("sam", owner.user.pk, owner.organization.pk, "export", "")] * 3
+    assert not StaffAccess.objects.filter(staff__isnull=False).exclude(staff=colleague.user).exists()
