@@ -46,8 +46,9 @@ class StaffAccess(models.Model):
     this app. Rows are written by `organizations.access_log.staff_access_record`
     and never changed: the admin is read-only and `save()` refuses an update.
     Two writes remove them: the retention job (`STAFF_ACCESS_RETENTION_DAYS`)
-    and an erasure of the person, which removes the person from their rows
-    (the staff member's trace stays, without whose data it was).
+    and an erasure, which removes the person from the rows about them (the
+    staff member's trace stays, without whose data it was) and, for an erased
+    staff member, keeps only their username on the rows of what they opened.
     """
 
     class Kind(models.TextChoices):
