@@ -3,7 +3,9 @@ switcher, the header, the data page, and how stored states are shown."""
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 
 from assistant.models import ActionCard, Turn
 from assistant.proposals import TRIFECTA_WARNING
@@ -384,3 +386,20 @@ def test_the_data_page_says_when_staff_looked_without_naming_them(owner, colleag
 def test_the_data_page_says_when_no_staff_looked(owner_web):
     html = text_of(page(owner_web, "/data/"))
     assert "No staff member has looked at your data." in html and "data-staff-access=" not in html
+
+
+def test_the_data_page_reads_the_staff_accesses_in_a_fixed_number_of_queries(owner, owner_web,
+                                                                             django_assert_num_queries):
+    staff = get_user_model().objects.create_user(username="moderator-max", is_staff=True)
+    record(staff, owner, "conversation", make_conversation(owner, title="First").pk)
+    page(owner_web, "/data/")
+    with CaptureQueriesContext(connection) as one:
+        page(owner_web, "/data/")
+    for number in range(10):
+        record(staff, owner, "conversation", make_conversation(owner, title=f"More {number}").pk)
+        record(staff, owner, "card", number)
+
+    with django_assert_num_queries(len(one)):
+        html = text_of(page(owner_web, "/data/"))
+
+    assert html.count("data-staff-access=") == 21 and "More 9" in html
