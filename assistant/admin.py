@@ -1,6 +1,11 @@
 """Staff look into confirmation cards and turns read-only (a card is decided
 only by its person's click or by the expiry sweep, a turn is written by its
-worker), add provider keys, and export or erase a person's data."""
+worker), add provider keys, and export or erase a person's data.
+
+Opening a card or a turn, exporting a person and starting an erasure are
+recorded in the staff access log (organizations.access_log); the thread page
+of the conversations admin shows the thread's cards (added from here: the
+conversations app can't import the cards)."""
 
 import json
 from uuid import UUID
@@ -21,11 +26,14 @@ from assistant.maintenance import erasure_start
 from assistant.models import ActionCard, Erasure, ProviderKey, Turn
 from assistant.secrets import key_hint, seal_secret
 from config.admin import ViewOnlyAdminMixin
+from conversations.models import Thread
+from organizations.access_log import Kind, staff_access_record_person
+from organizations.admin import RecordsStaffAccess
 from organizations.personal_data import EXPORT_FORMAT, export_person
 
 
 @admin.register(ActionCard)
-class ActionCardAdmin(ViewOnlyAdminMixin, admin.ModelAdmin):
+class ActionCardAdmin(RecordsStaffAccess, ViewOnlyAdminMixin, admin.ModelAdmin):
     list_display = [
         "id", "tool_name", "status", "trifecta_warning", "organization", "user", "created_at", "expires_at",
         "decided_at",
@@ -36,6 +44,7 @@ class ActionCardAdmin(ViewOnlyAdminMixin, admin.ModelAdmin):
     search_help_text = "A card, conversation or turn id (exact), or a tool name."
     ordering = ["-created_at"]
     readonly_fields = [field.name for field in ActionCard._meta.fields]
+    staff_access_kind = Kind.CARD
 
     def get_search_results(self, request, queryset, search_term):
         # An id is matched exactly as a UUID: the text form of a UUID column
@@ -51,7 +60,7 @@ class ActionCardAdmin(ViewOnlyAdminMixin, admin.ModelAdmin):
 
 
 @admin.register(Turn)
-class TurnAdmin(ViewOnlyAdminMixin, admin.ModelAdmin):
+class TurnAdmin(RecordsStaffAccess, ViewOnlyAdminMixin, admin.ModelAdmin):
     list_display = [
         "id", "conversation", "organization", "status", "failure_kind", "model_option", "steps", "tool_calls",
         "input_tokens", "output_tokens", "reserved_micros", "cost_micros", "credit_month", "created_at",
@@ -69,6 +78,7 @@ class TurnAdmin(ViewOnlyAdminMixin, admin.ModelAdmin):
         "requeued_at", "started_at", "finished_at",
     ]
     readonly_fields = fields
+    staff_access_kind = Kind.TURN
 
     @admin.display(description="conversation")
     def conversation(self, turn):
@@ -200,7 +210,10 @@ class ErasureAdmin(admin.ModelAdmin):
 
     def save_model(self, request, obj, form, change):
         # Not a plain save: erasure_start closes the person's access and queues the batches.
-        started = erasure_start(form.cleaned_data["user"], requested_by=request.user)
+        person = form.cleaned_data["user"]
+        started = erasure_start(person, requested_by=request.user)
+        staff_access_record_person(staff=request.user, kind=Kind.ERASURE, person=person, object_id=started.pk,
+                                   path=request.get_full_path())
         obj.pk, obj.subject_id, obj.status = started.pk, started.subject_id, started.status
 
     def has_change_permission(self, request, obj=None):
@@ -220,9 +233,17 @@ def export_personal_data(modeladmin, request, queryset):
     # any other caller, since viewing users is not enough to read their data.
     if not has_export_personal_data_permission(request):
         raise PermissionDenied
-    people = [{"userId": user.pk, "organizations": export_person(user)} for user in queryset.order_by("pk")]
+    people = list(queryset.order_by("pk"))
+    if any(person.is_staff or person.is_superuser for person in people) and not request.user.is_superuser:
+        modeladmin.message_user(request, "Only a superuser can export a staff member's or a superuser's data.",
+                                level=messages.ERROR)
+        return None
+    for person in people:
+        staff_access_record_person(staff=request.user, kind=Kind.EXPORT, person=person,
+                                   path=request.get_full_path())
+    exported = [{"userId": person.pk, "organizations": export_person(person)} for person in people]
     response = HttpResponse(
-        json.dumps({"format": EXPORT_FORMAT, "people": people}, cls=DjangoJSONEncoder, indent=2),
+        json.dumps({"format": EXPORT_FORMAT, "people": exported}, cls=DjangoJSONEncoder, indent=2),
         content_type="application/json",
     )
     response["Content-Disposition"] = f'attachment; filename="personal-data-{timezone.now():%Y%m%d-%H%M}.json"'
@@ -238,6 +259,40 @@ def erase_personal_data(modeladmin, request, queryset):
     return HttpResponseRedirect(f"{reverse('admin:assistant_erasure_add')}?user={queryset.get().pk}")
 
 
+# --- The thread page: its cards and their outcome ----------------------------------
+
+
+class ThreadCardInline(ViewOnlyAdminMixin, admin.TabularInline):
+    """The thread's cards on its page, oldest first, with what came of them."""
+
+    model = ActionCard
+    fk_name = "thread"
+    fields = ["tool_name", "description", "status", "trifecta_warning", "outcome", "created_at", "decided_at"]
+    readonly_fields = fields
+    ordering = ["created_at", "id"]
+    extra = 0
+    can_delete = False
+    verbose_name_plural = "confirmation cards"
+
+    @admin.display(description="outcome")
+    def outcome(self, card):
+        if card.error:
+            return card.error
+        if card.result is None:
+            return "—"
+        return json.dumps(card.result, ensure_ascii=False, sort_keys=True)
+
+    def has_view_permission(self, request, obj=None):
+        # Part of the conversation, like its messages.
+        return request.user.has_perm("conversations.view_thread")
+
+
+def _add_thread_cards() -> None:
+    thread_admin = admin.site.get_model_admin(Thread)
+    if ThreadCardInline not in thread_admin.inlines:
+        thread_admin.inlines = [*thread_admin.inlines, ThreadCardInline]
+
+
 def _add_user_actions() -> None:
     """Offer both actions on the users' admin, whoever registered it."""
     try:
@@ -251,3 +306,4 @@ def _add_user_actions() -> None:
 
 
 _add_user_actions()
+_add_thread_cards()

@@ -14,6 +14,7 @@ from celery import shared_task
 from django.conf import settings
 
 from assistant import maintenance
+from organizations.access_log import staff_accesses_purge
 
 JOB = {"acks_late": True, "reject_on_worker_lost": False, "ignore_result": True}
 
@@ -37,6 +38,11 @@ def purge_idle_threads_task() -> int:
 @shared_task(name="assistant.continue_erasures", soft_time_limit=60, time_limit=90, **JOB)
 def continue_erasures_task() -> int:
     return maintenance.continue_erasures()
+
+
+@shared_task(name="assistant.purge_staff_accesses", soft_time_limit=1800, time_limit=1860, **JOB)
+def purge_staff_accesses_task() -> int:
+    return staff_accesses_purge()
 
 
 @shared_task(name="assistant.erase_user", soft_time_limit=300, time_limit=330, **JOB)

@@ -13,7 +13,8 @@ class MyExportView(MemberAPIView):
     @extend_schema(
         parameters=[ORGANIZATION_PARAMETER], responses={200: OpenApiTypes.OBJECT},
         description="Everything of the person in the organization: conversations (messages, raw tool results), "
-        "cards, turns with their costs, notes, mail. A JSON attachment.",
+        "cards, turns with their costs, notes, mail, and `staffAccesses` (`[{at, what, objectId}]`: when staff "
+        "looked at the person's data, never who). A JSON attachment.",
     )
     def get(self, request):
         document = export_user(self.member)

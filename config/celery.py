@@ -28,6 +28,10 @@ app.conf.beat_schedule = {
     "purge-idle-threads": {
         "task": "assistant.purge_idle_threads", "schedule": 60 * MINUTE, "options": {"expires": 60 * MINUTE},
     },
+    "purge-staff-accesses": {
+        "task": "assistant.purge_staff_accesses", "schedule": 24 * 60 * MINUTE,
+        "options": {"expires": 24 * 60 * MINUTE},
+    },
 }
 
 

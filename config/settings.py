@@ -110,6 +110,8 @@ LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "web-chat"
 LOGOUT_REDIRECT_URL = "login"
 
+# Database sessions marked with their user: an erasure deletes the person's sessions.
+SESSION_ENGINE = "organizations.sessions"
 SESSION_COOKIE_SECURE = not DEBUG and env_bool("SECURE_COOKIES", True)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 
@@ -218,6 +220,8 @@ ASSISTANT_PURGE_BATCH_SIZE = env_int("ASSISTANT_PURGE_BATCH_SIZE", 200, minimum=
 ASSISTANT_ERASURE_BATCH_SIZE = env_int("ASSISTANT_ERASURE_BATCH_SIZE", 500, minimum=1)
 ASSISTANT_ERASURE_RETRY_SECONDS = env_int("ASSISTANT_ERASURE_RETRY_SECONDS", 30, minimum=1)
 ASSISTANT_ERASURE_STALL_SECONDS = env_int("ASSISTANT_ERASURE_STALL_SECONDS", 120, minimum=10)
+# Rows of the staff access log older than this many days are deleted.
+STAFF_ACCESS_RETENTION_DAYS = env_int("STAFF_ACCESS_RETENTION_DAYS", 730, minimum=1)
 
 # --- Celery ----------------------------------------------------------------
 # Redis when REDIS_URL is set; otherwise a broker that needs no server (a

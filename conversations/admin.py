@@ -1,41 +1,75 @@
 """Staff moderate conversations: find a thread, read it, delete it.
 
+A thread's page shows each message with its tool calls (name, input, the raw
+result folded, the error flag); the assistant app adds the thread's cards.
+Opening it is recorded in the staff access log (organizations.access_log).
 A conversation is read-only here (its person and the assistant write it); the
 one write staff have is deleting a thread, refused while a reply is being
 written into it, as `conversations.services.thread_delete` refuses it.
 """
 
+import json
 from uuid import UUID
 
 from django.contrib import admin
 from django.contrib.admin.templatetags.admin_urls import add_preserved_filters
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
-from django.db.models import Count
+from django.db.models import Count, Prefetch
 from django.urls import reverse
+from django.utils.html import format_html_join
+from django.utils.safestring import mark_safe
 
 from config.admin import ViewOnlyAdminMixin
-from conversations.models import Message, Thread
+from conversations.models import Message, Thread, ToolCall
+from organizations.access_log import Kind
+from organizations.admin import RecordsStaffAccess
 
 BUSY = "A reply is being written into this conversation: it can be deleted once the turn has ended."
 
 
+# A raw result can be hundreds of KB: folded, so moderators open the ones they need.
+TOOL_CALL_HTML = (
+    '<div class="tool-call" data-tool-call="{}"><strong>{}</strong>{}'
+    '<pre class="tool-call__input">{}</pre>'
+    '<details class="tool-call__result"><summary>raw result ({} characters)</summary><pre>{}</pre></details></div>'
+)
+
+
+ERROR_FLAG = mark_safe(' <span class="errornote" data-tool-call-error>error</span>')  # noqa: S308 (a constant)
+
+
+def tool_call_parts(call: ToolCall) -> tuple:
+    raw = "(no result yet)" if call.result is None else pretty_json(call.result)
+    error = ERROR_FLAG if call.is_error else ""
+    return call.tool_use_id, call.name, error, pretty_json(call.input), len(raw), raw
+
+
+def pretty_json(value) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True)
+
+
 class MessageInline(ViewOnlyAdminMixin, admin.TabularInline):
-    """The thread's messages in order, read-only, with how many tool calls each made."""
+    """The thread's messages in order, read-only, each with its tool calls
+    (all of them in one query for the page, however many messages)."""
 
     model = Message
-    fields = ["seq", "role", "status", "content", "notice", "tool_call_count", "turn_id", "created_at"]
+    fields = ["seq", "role", "status", "content", "notice", "tool_calls_shown", "turn_id", "created_at"]
     readonly_fields = fields
     ordering = ["seq"]
     extra = 0
     can_delete = False
 
     def get_queryset(self, request):
-        return super().get_queryset(request).annotate(tool_call_count=Count("tool_calls"))
+        calls = ToolCall.objects.order_by("position")
+        return super().get_queryset(request).prefetch_related(Prefetch("tool_calls", queryset=calls))
 
     @admin.display(description="tool calls")
-    def tool_call_count(self, message):
-        return message.tool_call_count
+    def tool_calls_shown(self, message):
+        calls = message.tool_calls.all()
+        if not calls:
+            return "—"
+        return format_html_join("", TOOL_CALL_HTML, (tool_call_parts(call) for call in calls))
 
     def has_view_permission(self, request, obj=None):
         # The messages are the conversation: who may see a thread sees them
@@ -44,7 +78,7 @@ class MessageInline(ViewOnlyAdminMixin, admin.TabularInline):
 
 
 @admin.register(Thread)
-class ThreadAdmin(admin.ModelAdmin):
+class ThreadAdmin(RecordsStaffAccess, admin.ModelAdmin):
     list_display = ["id", "organization", "user", "title", "status", "message_count", "last_activity_at"]
     list_filter = ["status", "organization"]
     list_select_related = ["organization", "user"]
@@ -55,6 +89,7 @@ class ThreadAdmin(admin.ModelAdmin):
               "last_activity_at"]
     readonly_fields = fields
     inlines = [MessageInline]
+    staff_access_kind = Kind.CONVERSATION
 
     def get_queryset(self, request):
         return super().get_queryset(request).annotate(message_count=Count("messages"))

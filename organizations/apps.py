@@ -4,3 +4,9 @@ from django.apps import AppConfig
 class OrganizationsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
     name = "organizations"
+
+    def ready(self) -> None:
+        from organizations import access_log
+
+        # The staff access log's part of a person's export and erasure.
+        access_log.register()

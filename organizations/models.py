@@ -1,4 +1,5 @@
 from django.conf import settings
+from django.contrib.sessions.base_session import AbstractBaseSession
 from django.core.validators import MinValueValidator
 from django.db import models
 
@@ -35,3 +36,70 @@ class Membership(models.Model):
 
     def __str__(self):
         return f"{self.user} in {self.organization} ({self.role})"
+
+
+class StaffAccess(models.Model):
+    """One staff view of a person's data: the access log (append-only).
+
+    Here, at the bottom of the layout, because every admin page that shows a
+    person's data writes to it, and the conversations admin may import only
+    this app. Rows are written by `organizations.access_log.staff_access_record`
+    and never changed: the admin is read-only and `save()` refuses an update.
+    Two writes remove them: the retention job (`STAFF_ACCESS_RETENTION_DAYS`)
+    and an erasure, which removes the person from the rows about them (the
+    staff member's trace stays, without whose data it was) and, for an erased
+    staff member, keeps only their username on the rows of what they opened.
+    """
+
+    class Kind(models.TextChoices):
+        CONVERSATION = "conversation", "Conversation"
+        TURN = "turn", "Turn"
+        CARD = "card", "Confirmation card"
+        EXPORT = "export", "Personal-data export"
+        ERASURE = "erasure", "Start of an erasure"
+
+    at = models.DateTimeField(db_index=True)
+    staff = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="staff_accesses_made"
+    )
+    # Kept when the staff account is deleted, so the trace still says who it was.
+    staff_username = models.CharField(max_length=150)
+    # Null once the person is erased (or for an object whose person was erased before).
+    person = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="staff_accesses"
+    )
+    organization = models.ForeignKey(Organization, on_delete=models.SET_NULL, null=True, related_name="+")
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    # The id of what was opened (a conversation, turn or card); empty for an export.
+    object_id = models.CharField(max_length=64, blank=True, default="")
+    # The admin page it was seen on.
+    path = models.CharField(max_length=500)
+
+    class Meta:
+        indexes = [models.Index(fields=["person", "organization", "-at"], name="staff_access_person_recent")]
+        verbose_name = "staff access"
+        verbose_name_plural = "staff accesses"
+
+    def __str__(self):
+        return f"{self.staff_username} · {self.kind} {self.object_id} at {self.at:%Y-%m-%d %H:%M}"
+
+    def save(self, *args, **kwargs):
+        if not self._state.adding:
+            raise ValueError("The staff access log is append-only: a row is never changed.")
+        super().save(*args, **kwargs)
+
+
+class PersonSession(AbstractBaseSession):
+    """A browser session that knows whose it is (Django's documented way to
+    extend the database session store), so an erasure deletes the person's
+    sessions with one indexed query instead of decoding every session."""
+
+    # Not a foreign key: a session may outlive its user row by a moment, and
+    # the session store must never fail on that.
+    user_id = models.BigIntegerField(null=True, db_index=True)
+
+    @classmethod
+    def get_session_store_class(cls):
+        from organizations.sessions import SessionStore
+
+        return SessionStore

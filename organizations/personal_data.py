@@ -11,7 +11,8 @@ means it has nothing left; returning exactly `batch_size` means it may have
 more. It raises `ErasureBlocked` when what is left can't be deleted yet (a
 reply is being written into a conversation): the erasure is tried again later.
 
-The first batch closes the door (account deactivated, API tokens deleted).
+The first batch closes the door (account deactivated, sessions and API tokens
+deleted).
 When every eraser is done, the memberships and then the user row itself go:
 deleted, not anonymized. Rows that accounting needs point at the user with
 SET_NULL (turns, ledger entries), so they stay with their costs and without
@@ -28,7 +29,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from organizations.members import Member, member_from_membership
-from organizations.models import Membership, Organization
+from organizations.models import Membership, Organization, PersonSession
 
 EXPORT_FORMAT = "assistant-personal-data/1"
 
@@ -137,8 +138,8 @@ def iso(value: datetime | None) -> str | None:
 def erase_user(user, batch_size: int) -> ErasureProgress:
     """Delete one batch of the person's data; call again until `done`.
 
-    The first call closes the door (the account is deactivated and its API
-    tokens deleted, so no new turn can start). Each call runs the erasers in
+    The first call closes the door (the account is deactivated, its sessions
+    and API tokens deleted, so no new turn can start). Each call runs the erasers in
     order within `batch_size` rows, in one transaction; once all are done, the
     memberships and the user row go too. Touches nothing of anyone else.
     """
@@ -168,9 +169,21 @@ def erase_user(user, batch_size: int) -> ErasureProgress:
 
 
 def close_access(user) -> int:
-    """Deactivate the account (sessions and passwords stop working) and delete
-    its API tokens. Returns the number of tokens deleted."""
+    """Deactivate the account (passwords stop working), delete its browser
+    sessions (a signed-in browser is signed out at its next request, and
+    nothing of the person is left in the session table) and its API tokens.
+    Returns the number of tokens deleted."""
+    get_user_model().objects.filter(pk=user.pk, is_active=True).update(is_active=False)
+    delete_sessions(user)
+    return delete_tokens(user)
+
+
+def delete_sessions(user) -> int:
+    return PersonSession.objects.filter(user_id=user.pk).delete()[0]
+
+
+def delete_tokens(user) -> int:
+    """The person's API tokens (the one place that knows the token model)."""
     from rest_framework.authtoken.models import Token
 
-    get_user_model().objects.filter(pk=user.pk, is_active=True).update(is_active=False)
     return Token.objects.filter(user_id=user.pk).delete()[0]

@@ -15,6 +15,7 @@ from assistant.tools.registry import all_tools
 from assistant.web import presenters
 from conversations import selectors as conversation_selectors
 from conversations.models import Thread
+from organizations.access_log import staff_accesses_of
 from organizations.members import Member
 
 SIDEBAR_PAGE = 50
@@ -98,3 +99,43 @@ def card_for_member(member: Member, card_id: UUID, *, now: datetime | None = Non
 
 def card_lifetime_hours() -> int:
     return max(1, settings.ASSISTANT_CARD_LIFETIME_SECONDS // 3600)
+
+
+# What the data page says a staff member did, by kind of access.
+STAFF_ACCESS_WORDS = {
+    "conversation": "opened your conversation",
+    "turn": "looked into one of the assistant's replies to you",
+    "card": "looked at one of your confirmation cards",
+    "export": "downloaded an export of your data",
+    "erasure": "started erasing your data",
+}
+# The most recent ones on the page; the export lists them all.
+STAFF_ACCESS_SHOWN = 100
+
+
+@dataclass
+class StaffAccessItem:
+    at: datetime
+    words: str
+    # The conversation's title when the access was to an object of a conversation that still exists.
+    conversation_title: str
+    object_id: str
+
+
+def staff_access_list(member: Member) -> list[StaffAccessItem]:
+    """The staff accesses to the person's data in the organization, most
+    recent first, without who: the person is told "a staff member"."""
+    accesses = list(staff_accesses_of(member)[:STAFF_ACCESS_SHOWN])
+    titles = _conversation_titles(member, [a.object_id for a in accesses if a.kind == "conversation"])
+    return [
+        StaffAccessItem(at=access.at, words=STAFF_ACCESS_WORDS.get(access.kind, access.kind),
+                        conversation_title=titles.get(access.object_id, ""), object_id=access.object_id)
+        for access in accesses
+    ]
+
+
+def _conversation_titles(member: Member, ids: list[str]) -> dict[str, str]:
+    if not ids:
+        return {}
+    rows = conversation_selectors.threads_of(member).filter(id__in=set(ids)).values_list("id", "title")
+    return {str(thread_id): title or "Untitled" for thread_id, title in rows}

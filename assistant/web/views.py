@@ -148,6 +148,7 @@ def data(request):
         "idle_days": settings.ASSISTANT_IDLE_PURGE_DAYS,
         "card_hours": selectors.card_lifetime_hours(),
         "export_url": "/api/me/export",
+        "staff_accesses": selectors.staff_access_list(request.member),
     })
 
 

@@ -2,12 +2,15 @@
 messages, delete it, except while a reply is being written into it."""
 
 import uuid
+from datetime import timedelta
 
 import pytest
 from django.contrib import admin
 from django.core.exceptions import PermissionDenied
 from django.urls import reverse
+from django.utils import timezone
 
+from assistant.models import ActionCard
 from conversations.models import Message, Thread, ToolCall
 from tests.admin.conftest import logged_in, make_staff, queries_of
 from tests.admin.test_personal_data import thread_with_a_card
@@ -16,6 +19,16 @@ from tests.conversations.factories import make_thread
 pytestmark = pytest.mark.django_db
 
 THREADS = reverse("admin:conversations_thread_changelist")
+
+
+def make_message(thread, seq: int, *, calls: int) -> Message:
+    message = Message.objects.create(thread=thread, seq=seq, role="assistant", content=f"message {seq}",
+                                     created_at=thread.created_at)
+    for position in range(calls):
+        ToolCall.objects.create(message=message, position=position, tool_use_id=f"toolu_{seq}_{position}",
+                                name="search_notes", input={"q": seq}, result={"n": position},
+                                created_at=thread.created_at)
+    return message
 
 
 def page(thread) -> str:
@@ -91,23 +104,73 @@ def test_a_thread_page_shows_its_messages_in_order_with_their_tool_calls(moderat
     response = moderator.get(page(thread))
 
     assert response.status_code == 200
-    [messages] = response.context["inline_admin_formsets"]
-    shown = [(form.form.instance.seq, form.form.instance.tool_call_count) for form in messages]
-    assert shown == [(0, 2), (1, 2), (2, 0)]
+    messages, cards = response.context["inline_admin_formsets"]
+    shown = [(form.form.instance.seq, [call.tool_use_id for call in form.form.instance.tool_calls.all()])
+             for form in messages]
+    assert shown == [(0, ["toolu_0_0", "toolu_0_1"]), (1, ["toolu_1_0", "toolu_1_1"]), (2, [])]
+    assert len(cards.formset.forms) == 0
     body = response.content.decode()
     assert body.index("message 0") < body.index("message 1") < body.index("message 2")
+    assert body.index('data-tool-call="toolu_0_1"') < body.index('data-tool-call="toolu_1_0"')
     assert "Stopped: the model provider failed." in body
     assert 'name="_save"' not in body and "deletelink" in body
 
 
-def test_a_thread_page_runs_as_many_queries_for_twenty_messages_as_for_two(root_client, owner,
-                                                                            django_assert_num_queries):
-    short, long = make_thread(owner, messages=2, calls=2), make_thread(owner, messages=20, calls=2)
-    root_client.get(page(short))
-    two = queries_of(lambda: root_client.get(page(short)))
+def test_a_tool_call_shows_its_name_input_folded_raw_result_and_error_flag(moderator, owner):
+    thread = make_thread(owner, title="Trip", messages=1)
+    message = thread.messages.get()
+    ToolCall.objects.create(message=message, position=0, tool_use_id="toolu_ok", name="search_notes",
+                            input={"query": "Zürich"}, result={"notes": ["<b>bold</b>"]}, created_at=message.created_at)
+    ToolCall.objects.create(message=message, position=1, tool_use_id="toolu_bad", name="read_inbox",
+                            input={"folder": "x"}, result={"error": "no such folder"}, is_error=True,
+                            created_at=message.created_at)
 
-    with django_assert_num_queries(two):
-        assert root_client.get(page(long)).status_code == 200
+    body = moderator.get(page(thread)).content.decode()
+
+    ok = body[body.index('data-tool-call="toolu_ok"'):body.index('data-tool-call="toolu_bad"')]
+    bad = body[body.index('data-tool-call="toolu_bad"'):]
+    assert "<strong>search_notes</strong>" in ok and "&quot;query&quot;: &quot;Zürich&quot;" in ok
+    assert "<details" in ok and "&lt;b&gt;bold&lt;/b&gt;" in ok and "<b>bold</b>" not in body
+    assert "data-tool-call-error" not in ok
+    assert "<strong>read_inbox</strong>" in bad and "data-tool-call-error" in bad and "no such folder" in bad
+
+
+def test_a_thread_page_shows_its_cards_with_their_outcome(moderator, owner):
+    thread = thread_with_a_card(owner, "Mail")
+    ActionCard.objects.filter(thread=thread).update(status=ActionCard.Status.FAILED, error="The mail server refused.")
+
+    response = moderator.get(page(thread))
+
+    _, cards = response.context["inline_admin_formsets"]
+    assert [form.form.instance.status for form in cards] == [ActionCard.Status.FAILED]
+    body = response.content.decode()
+    assert "Send Mail" in body and "The mail server refused." in body
+
+
+# The page's queries, whatever the number of messages, tool calls and cards:
+# session, user, the thread, its messages, all their tool calls, its cards,
+# the access-log row, the thread's organization and person (shown as fields).
+THREAD_PAGE_QUERIES = 9
+
+
+@pytest.mark.parametrize("messages", [1, 30])
+def test_a_thread_page_runs_a_fixed_number_of_queries(root_client, owner, messages, django_assert_num_queries):
+    thread = make_thread(owner, messages=1, calls=2)
+    ActionCard.objects.create(
+        organization=owner.organization, user=owner.user, thread=thread, tool_name="send_email",
+        description="Send it", snapshot_hash="0" * 64, expires_at=timezone.now() + timedelta(hours=1),
+    )
+    for seq in range(1, messages):
+        make_message(thread, seq, calls=3)
+    root_client.get(page(make_thread(owner, messages=1)))  # warm caches (content types) before counting
+
+    with django_assert_num_queries(THREAD_PAGE_QUERIES):
+        response = root_client.get(page(thread))
+
+    assert response.status_code == 200
+    messages_shown, cards_shown = response.context["inline_admin_formsets"]
+    assert len(messages_shown.formset.forms) == messages and len(cards_shown.formset.forms) == 1
+    assert response.content.decode().count("data-tool-call=") == 2 + 3 * (messages - 1)
 
 
 def test_threads_and_their_messages_are_not_added_or_changed_here(root_client, owner):

@@ -6,7 +6,8 @@ import uuid
 from datetime import timedelta
 
 import pytest
-from django.contrib.auth import get_user_model
+from django.contrib.auth import SESSION_KEY, get_user_model
+from django.test import Client
 from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
@@ -17,7 +18,7 @@ from assistant.models import ActionCard, Erasure, ProviderKey, Turn
 from assistant.secrets import key_hint, seal_secret
 from conversations.models import Message, Thread, ToolCall
 from credits.models import CreditAccount, LedgerEntry
-from organizations.models import Membership
+from organizations.models import Membership, PersonSession
 from organizations.personal_data import erase_user, export_user
 from tests.fakes.scripted import ScriptedClient, call, say
 from tests.maintenance.conftest import queued_turn, running_turn
@@ -304,3 +305,43 @@ def test_staff_start_an_erasure_from_the_admin(staff_client, owner, monkeypatch)
     assert (erasure.status, erasure.subject_id, erasure.requested_by.username) == ("running", owner.user.pk, "root")
     assert not User.objects.get(pk=owner.user.pk).is_active
     assert staff_client.get(f"/admin/assistant/erasure/{erasure.pk}/change/").status_code == 200
+
+
+def test_starting_an_erasure_deletes_the_persons_sessions_and_tokens_only(owner, colleague, monkeypatch):
+    monkeypatch.setattr(erase_user_task, "apply_async", lambda args, **options: None)
+    browsers = [Client(), Client(), Client()]
+    for browser, person in zip(browsers, (owner, owner, colleague), strict=True):
+        browser.force_login(person.user)
+
+    maintenance.erasure_start(owner.user)
+
+    assert not PersonSession.objects.filter(user_id=owner.user.pk).exists()
+    assert PersonSession.objects.filter(user_id=colleague.user.pk).count() == 1
+    assert not Token.objects.filter(user_id=owner.user.pk).exists()
+    assert Token.objects.filter(user_id=colleague.user.pk).exists()
+    assert browsers[0].get("/data/").status_code == 302  # signed out
+    assert browsers[2].get("/data/").status_code == 200
+
+
+def test_a_session_row_names_its_person_and_an_anonymous_one_nobody(owner):
+    browser, anonymous_browser = Client(), Client()
+    browser.force_login(owner.user)
+    anonymous_browser.get("/accounts/login/")
+    session = anonymous_browser.session
+    session["seen"] = True
+    session.save()
+
+    assert PersonSession.objects.get(session_key=browser.session.session_key).user_id == owner.user.pk
+    assert PersonSession.objects.get(session_key=session.session_key).user_id is None
+
+
+def test_a_session_saved_by_async_code_names_its_person_too(owner):
+    from asgiref.sync import async_to_sync
+
+    from organizations.sessions import SessionStore
+
+    session = SessionStore()
+    session[SESSION_KEY] = str(owner.user.pk)
+    async_to_sync(session.asave)()
+
+    assert PersonSession.objects.get(session_key=session.session_key).user_id == owner.user.pk

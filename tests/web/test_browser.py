@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from assistant.models import ActionCard
 from conversations.models import Message, Thread
+from organizations.access_log import staff_access_record
 from organizations.models import Organization
 from tests.web.conftest import make_card, make_conversation
 from workspace.management.commands.seed_demo_workspace import seed
@@ -239,7 +240,12 @@ def test_a_narrow_screen_has_a_drawer_and_no_sideways_scrolling(browser, owner):
     sidebar.wait_for(state="hidden")
     assert page.evaluate("document.activeElement.matches('[data-drawer-open]')")
 
+    long_title = make_conversation(owner, title="Itinerary" + "ZurichGenevaLausanne" * 4)
+    for opened in (thread, long_title):
+        staff_access_record(staff=owner.user, kind="conversation", person_id=owner.user.pk,
+                            organization_id=owner.organization.pk, object_id=opened.pk, path="/admin/")
     page.goto("/data/")
+    assert page.locator("[data-staff-access]").count() == 2
     assert page.evaluate("document.documentElement.scrollWidth") <= 375
     browser.shot(page, "mobile-data", full_page=True)
     wide = browser.page(owner)

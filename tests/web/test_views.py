@@ -5,7 +5,9 @@ import uuid
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 
 from assistant.models import ActionCard, Turn
 from assistant.proposals import TRIFECTA_WARNING
@@ -358,3 +360,51 @@ def test_the_header_and_data_page_name_the_processing_place(owner_web, settings,
 def test_the_data_page_follows_the_retention_setting(owner_web, settings):
     settings.ASSISTANT_IDLE_PURGE_DAYS = 30
     assert "<strong>30 days</strong>" in text_of(page(owner_web, "/data/"))
+
+
+# --- Staff access on the data page -------------------------------------------------
+
+
+def record(staff, person, kind, object_id=""):
+    from organizations.access_log import staff_access_record
+
+    return staff_access_record(staff=staff, kind=kind, person_id=person.user.pk,
+                               organization_id=person.organization.pk, object_id=object_id, path="/admin/x/")
+
+
+def test_the_data_page_says_when_staff_looked_without_naming_them(owner, colleague, owner_web):
+    staff = get_user_model().objects.create_user(username="moderator-max", is_staff=True)
+    thread = make_conversation(owner, title="Trip to Zurich")
+    record(staff, owner, "conversation", thread.pk)
+    record(staff, owner, "export")
+    record(staff, colleague, "conversation", make_conversation(colleague, title="Colin's secret").pk)
+
+    html = text_of(page(owner_web, "/data/"))
+
+    section = html[html.index("data-staff-accesses"):html.index('aria-labelledby="export"')]
+    assert section.count("data-staff-access=") == 2
+    assert section.index("downloaded an export of your data") < section.index(
+        "a staff member opened your conversation “Trip to Zurich”")
+    assert "moderator-max" not in html and "Colin" not in html
+
+
+def test_the_data_page_says_when_no_staff_looked(owner_web):
+    html = text_of(page(owner_web, "/data/"))
+    assert "No staff member has looked at your data." in html and "data-staff-access=" not in html
+
+
+def test_the_data_page_reads_the_staff_accesses_in_a_fixed_number_of_queries(owner, owner_web,
+                                                                             django_assert_num_queries):
+    staff = get_user_model().objects.create_user(username="moderator-max", is_staff=True)
+    record(staff, owner, "conversation", make_conversation(owner, title="First").pk)
+    page(owner_web, "/data/")
+    with CaptureQueriesContext(connection) as one:
+        page(owner_web, "/data/")
+    for number in range(10):
+        record(staff, owner, "conversation", make_conversation(owner, title=f"More {number}").pk)
+        record(staff, owner, "card", number)
+
+    with django_assert_num_queries(len(one)):
+        html = text_of(page(owner_web, "/data/"))
+
+    assert html.count("data-staff-access=") == 21 and "More 9" in html

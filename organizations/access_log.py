@@ -1,0 +1,122 @@
+"""The staff access log: every staff view of a person's data leaves one row.
+
+Written by the admin pages that open a person's object (a conversation, a
+turn, a card) and by the staff actions on a person (an export, the start of an
+erasure); a list page records nothing per row. Superusers read it in the
+admin; the person sees their rows on the data page and in their export, as
+"a staff member", never by name. The retention job deletes old rows.
+
+Rows never carry what was seen, only its kind and id.
+"""
+
+import logging
+import time
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from organizations.members import Member
+from organizations.models import Membership, StaffAccess
+
+logger = logging.getLogger("organizations.access_log")
+
+Kind = StaffAccess.Kind
+
+# Rows deleted per transaction by the retention job.
+PURGE_BATCH = 1000
+
+
+def staff_access_record(
+    *, staff, kind: str, person_id: int | None, organization_id: int | None, object_id: object = "", path: str
+) -> StaffAccess:
+    """One row: `staff` opened `kind` `object_id` of the person in the organization, on page `path`."""
+    access = StaffAccess.objects.create(
+        at=timezone.now(), staff=staff, staff_username=staff.get_username(), person_id=person_id,
+        organization_id=organization_id, kind=kind, object_id=str(object_id or ""), path=path[:500],
+    )
+    logger.info("staff_access", extra={
+        "staff_id": staff.pk, "kind": kind, "person_id": person_id, "organization_id": organization_id,
+        "object_id": access.object_id,
+    })
+    return access
+
+
+def staff_access_record_person(*, staff, kind: str, person, object_id: object = "", path: str) -> int:
+    """A view of everything of the person (an export, an erasure): one row per
+    organization they belong to, so each organization's data page shows it
+    (one row without an organization when they belong to none). Returns the count."""
+    organization_ids = list(
+        Membership.objects.filter(user=person).order_by("organization_id").values_list("organization_id", flat=True)
+    )
+    for organization_id in organization_ids or [None]:
+        staff_access_record(staff=staff, kind=kind, person_id=person.pk, organization_id=organization_id,
+                            object_id=object_id, path=path)
+    return len(organization_ids) or 1
+
+
+def staff_accesses_of(member: Member):
+    """The person's rows in the member's organization, most recent first."""
+    return StaffAccess.objects.filter(person_id=member.user_id, organization_id=member.organization_id).order_by(
+        "-at", "-id"
+    )
+
+
+def staff_access_json(access: StaffAccess) -> dict:
+    """What the person is told: when, what, which object. Never who."""
+    return {"at": access.at.isoformat(), "what": access.kind, "objectId": access.object_id or None}
+
+
+def export_staff_accesses(member: Member) -> list[dict]:
+    return [staff_access_json(access) for access in staff_accesses_of(member)]
+
+
+def forget_person(user, batch_size: int) -> int:
+    """The erasure's part, in batches: the person leaves the rows about their
+    data, and, if they were staff, the rows of what they opened keep only
+    their username (the trace of a staff access outlives the account, until
+    the retention job deletes it). Without this, deleting the user row would
+    update all those rows at once, beyond the batch."""
+    done = 0
+    for column in ("person", "staff"):
+        rows = StaffAccess.objects.filter(**{column: user})
+        ids = list(rows.order_by("pk").values_list("pk", flat=True)[: batch_size - done])
+        if ids:
+            done += StaffAccess.objects.filter(pk__in=ids).update(**{column: None})
+        if done >= batch_size:
+            break
+    return done
+
+
+def staff_accesses_purge(*, now: datetime | None = None, batch_size: int = PURGE_BATCH) -> int:
+    """Delete the rows older than STAFF_ACCESS_RETENTION_DAYS, one transaction
+    per batch (a long purge never holds the table). Returns how many.
+
+    Two runs at once are harmless: each deletes by id what it found, and a row
+    the other deleted first is simply not counted twice.
+    """
+    started = time.monotonic()
+    cutoff = (now or timezone.now()) - timedelta(days=settings.STAFF_ACCESS_RETENTION_DAYS)
+    deleted = batches = 0
+    while True:
+        with transaction.atomic():
+            ids = list(StaffAccess.objects.filter(at__lt=cutoff).order_by("pk").values_list("pk", flat=True)[
+                :batch_size])
+            if not ids:
+                break
+            deleted += StaffAccess.objects.filter(pk__in=ids).delete()[0]
+        batches += 1
+    logger.info("job_finished", extra={
+        "job": "purge_staff_accesses", "deleted": deleted, "batches": batches,
+        "duration_ms": round((time.monotonic() - started) * 1000),
+    })
+    return deleted
+
+
+def register() -> None:
+    from organizations.personal_data import register_eraser, register_exporter
+
+    register_exporter("staffAccesses", export_staff_accesses)
+    # After the conversations and cards (their ids stay in the staff trace).
+    register_eraser("staff_accesses", forget_person, order=80)

@@ -1,0 +1,276 @@
+"""The staff access log: each staff view of a person's data leaves one row
+(a thread, turn or card page, an export, the start of an erasure), a list page
+none; superusers read it, nobody edits it; old rows go; the person sees theirs
+in the export, never who."""
+
+import json
+from datetime import timedelta
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.urls import reverse
+from django.utils import timezone
+
+from assistant.maintenance import erasure_run_batch
+from assistant.maintenance_tasks import purge_staff_accesses_task
+from assistant.models import ActionCard, Erasure
+from config.celery import app
+from organizations.access_log import staff_access_record, staff_accesses_purge
+from organizations.models import Membership, StaffAccess
+from tests.admin.conftest import logged_in, make_staff
+from tests.admin.test_personal_data import ERASE, export_action, thread_with_a_card
+from tests.admin.test_turns_admin import make_turn
+
+pytestmark = pytest.mark.django_db
+
+User = get_user_model()
+LOG = reverse("admin:organizations_staffaccess_changelist")
+
+
+def change_page(obj) -> str:
+    return reverse(f"admin:{obj._meta.app_label}_{obj._meta.model_name}_change", args=[obj.pk])
+
+
+def list_page(model) -> str:
+    return reverse(f"admin:{model._meta.app_label}_{model._meta.model_name}_changelist")
+
+
+def rows() -> list[tuple]:
+    return list(StaffAccess.objects.order_by("id").values_list(
+        "staff_username", "person_id", "organization_id", "kind", "object_id"))
+
+
+@pytest.fixture
+def moderator(db):
+    return make_staff("mo", "conversations.view_thread", "assistant.view_turn", "assistant.view_actioncard")
+
+
+# --- One row per object opened, none per listing row --------------------------------
+
+
+@pytest.mark.parametrize("kind", ["conversation", "turn", "card"])
+def test_opening_a_persons_object_records_one_row(moderator, owner, outsider, kind):
+    thread = thread_with_a_card(owner, "Trip")
+    thread_with_a_card(outsider, "Other")
+    make_turn(owner, thread=thread)
+    make_turn(outsider)
+    obj = {"conversation": thread, "turn": thread.turns.get(), "card": ActionCard.objects.get(thread=thread)}[kind]
+    client = logged_in(moderator)
+
+    listed = client.get(list_page(type(obj)))
+    assert listed.status_code == 200 and rows() == []
+
+    opened = client.get(change_page(obj))
+
+    assert opened.status_code == 200
+    assert rows() == [("mo", owner.user.pk, owner.organization.pk, kind, str(obj.pk))]
+    access = StaffAccess.objects.get()
+    assert access.staff == moderator and access.path == change_page(obj)
+    assert timezone.now() - access.at < timedelta(minutes=1)
+
+
+def test_each_opening_is_a_row_and_a_refused_page_is_none(moderator, owner):
+    thread = thread_with_a_card(owner, "Trip")
+    client = logged_in(moderator)
+    stranger = logged_in(make_staff("stranger"))
+
+    client.get(change_page(thread))
+    client.get(change_page(thread))
+    refused = stranger.get(change_page(thread))
+
+    assert refused.status_code == 403
+    assert [row[0] for row in rows()] == ["mo", "mo"]
+
+
+def test_a_turn_of_an_erased_person_is_recorded_without_a_person(root_client, owner):
+    turn = make_turn(owner)
+    turn.user = None
+    turn.save(update_fields=["user"])
+
+    assert root_client.get(change_page(turn)).status_code == 200
+
+    assert rows() == [("root", None, owner.organization.pk, "turn", str(turn.pk))]
+
+
+# --- Exports: recorded per organization; staff exported only by a superuser --------
+
+
+def test_an_export_records_one_row_per_organization_of_the_person(owner, globex):
+    Membership.objects.create(organization=globex, user=owner.user)
+    officer = make_staff("officer", "auth.view_user", "assistant.export_personal_data")
+
+    response = export_action(logged_in(officer), owner.user)
+
+    assert response.status_code == 200 and response["Content-Disposition"].startswith("attachment;")
+    assert sorted(rows()) == sorted([("officer", owner.user.pk, owner.organization.pk, "export", ""),
+                                     ("officer", owner.user.pk, globex.pk, "export", "")])
+
+
+@pytest.mark.parametrize("target", ["staff", "superuser"])
+def test_only_a_superuser_exports_a_staff_member_or_a_superuser(owner, root, root_client, target):
+    person = make_staff("sam") if target == "staff" else root
+    thread_with_a_card(owner, "olivia's plans")
+    officer = logged_in(make_staff("officer", "auth.view_user", "assistant.export_personal_data"))
+
+    refused = export_action(officer, owner.user, person)
+    allowed = export_action(root_client, person)
+
+    assert "Content-Disposition" not in refused and "olivia&#x27;s plans" not in refused.content.decode()
+    assert "Only a superuser" in logged_in_messages(officer)
+    assert allowed.status_code == 200 and allowed["Content-Disposition"].startswith("attachment;")
+    assert [row[0] for row in rows()] == ["root"]  # the refused export recorded nothing
+
+
+def logged_in_messages(client) -> str:
+    return client.get(reverse("admin:auth_user_changelist")).content.decode()
+
+
+# --- Erasure: its start is recorded; the person then leaves their rows --------------
+
+
+def test_starting_an_erasure_is_recorded_and_the_erasure_removes_the_person_from_the_log(root_client, owner,
+                                                                                        colleague):
+    thread = thread_with_a_card(owner, "Trip")
+    root_client.get(change_page(thread))
+    root_client.get(change_page(thread_with_a_card(colleague, "Colin's")))
+
+    response = root_client.post(ERASE, {"user": owner.user.pk, "confirm": "on"})
+
+    erasure = Erasure.objects.get()
+    assert response.status_code == 302
+    assert rows()[-1] == ("root", owner.user.pk, owner.organization.pk, "erasure", str(erasure.pk))
+    while erasure_run_batch(erasure.pk, batch_size=2) is not None:
+        pass
+    assert [(row[1], row[3]) for row in rows()] == [(None, "conversation"), (colleague.user.pk, "conversation"),
+                                                    (None, "erasure")]
+    assert [row[0] for row in rows()] == ["root"] * 3  # the staff trace stays
+
+
+# --- The log in the admin: superusers read it, nobody writes it --------------------
+
+
+def test_superusers_read_the_log_and_nobody_adds_changes_or_deletes(root_client, owner):
+    access = staff_access_record(staff=owner.user, kind="conversation", person_id=owner.user.pk,
+                                 organization_id=owner.organization.pk, object_id="x", path="/admin/x/")
+
+    listed, shown = root_client.get(LOG), root_client.get(change_page(access))
+    add = root_client.get(reverse("admin:organizations_staffaccess_add"))
+    changed = root_client.post(change_page(access), {"kind": "export", "staff_username": "nobody"})
+    deleted = root_client.post(reverse("admin:organizations_staffaccess_delete", args=[access.pk]), {"post": "yes"})
+
+    assert (listed.status_code, shown.status_code) == (200, 200) and "olivia" in listed.content.decode()
+    assert (add.status_code, changed.status_code, deleted.status_code) == (403, 403, 403)
+    assert rows() == [("olivia", owner.user.pk, owner.organization.pk, "conversation", "x")]
+    assert StaffAccess.objects.count() == 1  # reading the log is not itself a person's data
+
+
+def test_staff_who_are_not_superusers_do_not_see_the_log(owner):
+    access = staff_access_record(staff=owner.user, kind="export", person_id=owner.user.pk,
+                                 organization_id=owner.organization.pk, path="/admin/")
+    every_permission = [f"organizations.{verb}_staffaccess" for verb in ("view", "add", "change", "delete")]
+    auditor = logged_in(make_staff("auditor", *every_permission))
+
+    assert auditor.get(LOG).status_code == 403
+    assert auditor.get(change_page(access)).status_code == 403
+    assert "staff access" not in auditor.get(reverse("admin:index")).content.decode().lower()
+
+
+def test_a_row_is_never_changed(owner):
+    access = staff_access_record(staff=owner.user, kind="export", person_id=owner.user.pk,
+                                 organization_id=owner.organization.pk, path="/admin/")
+    access.kind = "card"
+
+    with pytest.raises(ValueError, match="append-only"):
+        access.save()
+
+    assert StaffAccess.objects.get().kind == "export"
+
+
+# --- Retention ------------------------------------------------------------------------
+
+
+def aged(owner, days: float) -> StaffAccess:
+    access = staff_access_record(staff=owner.user, kind="export", person_id=owner.user.pk,
+                                 organization_id=owner.organization.pk, path="/admin/")
+    StaffAccess.objects.filter(pk=access.pk).update(at=timezone.now() - timedelta(days=days))
+    return access
+
+
+def test_the_retention_job_deletes_rows_past_the_setting_in_batches(owner, settings, django_assert_num_queries):
+    settings.STAFF_ACCESS_RETENTION_DAYS = 30
+    for _ in range(5):
+        aged(owner, 31)
+    kept = [aged(owner, 29), aged(owner, 0)]
+
+    # 3 batches of 2 (select, delete), then the select that finds none;
+    # a transaction (savepoint and release, in the test's) around each.
+    with django_assert_num_queries(4 * 3 + 3):
+        deleted = staff_accesses_purge(batch_size=2)
+
+    assert deleted == 5
+    assert list(StaffAccess.objects.order_by("id")) == kept
+
+
+def test_the_retention_defaults_to_two_years_and_runs_daily_from_beat(owner):
+    old, recent = aged(owner, 731), aged(owner, 729)
+
+    assert purge_staff_accesses_task.apply().get() == 1
+
+    assert list(StaffAccess.objects.all()) == [recent] and old.pk != recent.pk
+    [entry] = [e for e in app.conf.beat_schedule.values() if e["task"] == "assistant.purge_staff_accesses"]
+    assert entry["schedule"] == 24 * 3600 and "assistant.purge_staff_accesses" in app.tasks
+
+
+# --- The person's export: their rows, never who ----------------------------------
+
+
+def test_the_persons_export_lists_their_staff_accesses_without_the_staff_member(root_client, owner, colleague,
+                                                                               outsider):
+    thread = thread_with_a_card(owner, "Trip")
+    root_client.get(change_page(thread))
+    root_client.get(change_page(thread_with_a_card(colleague, "Colin's")))
+    export_action(root_client, owner.user)
+
+    mine = owner.client.get("/api/me/export")
+    colleagues = colleague.client.get("/api/me/export").json()["staffAccesses"]
+    outsiders = outsider.client.get("/api/me/export").json()["staffAccesses"]
+
+    assert mine.status_code == 200
+    accesses = mine.json()["staffAccesses"]
+    assert [(a["what"], a["objectId"]) for a in accesses] == [("export", None), ("conversation", str(thread.pk))]
+    assert all(set(a) == {"at", "what", "objectId"} for a in accesses)
+    assert accesses[1]["at"] == StaffAccess.objects.get(object_id=str(thread.pk)).at.isoformat()
+    assert "root" not in json.dumps(accesses)
+    assert [a["what"] for a in colleagues] == ["conversation"] and outsiders == []
+
+
+def test_the_export_of_a_person_in_another_organization_holds_only_that_organizations_rows(root_client, owner,
+                                                                                          globex):
+    Membership.objects.create(organization=globex, user=owner.user)
+    root_client.get(change_page(thread_with_a_card(owner, "Trip")))
+
+    response = owner.client.get("/api/me/export", HTTP_X_ORGANIZATION="globex")
+
+    assert response.status_code == 200 and response.json()["staffAccesses"] == []
+
+
+def test_anonymous_gets_no_export(anonymous):
+    assert anonymous.get("/api/me/export").status_code == 401
+
+
+def test_erasing_a_staff_member_keeps_their_trace_by_username_in_batches(owner, colleague):
+    from organizations.personal_data import erase_user
+
+    staff = make_staff("sam")
+    for _ in range(3):
+        staff_access_record(staff=staff, kind="export", person_id=owner.user.pk,
+                            organization_id=owner.organization.pk, path="/admin/")
+    staff_access_record(staff=colleague.user, kind="export", person_id=staff.pk, organization_id=None,
+                        path="/admin/")
+
+    progress = [erase_user(staff, batch_size=2) for _ in range(3)]
+
+    assert [p.counts.get("staff_accesses") for p in progress] == [2, 2, 0] and progress[-1].done
+    assert sorted(rows()) == [("colin", None, None, "export", "")] + [
+        ("sam", owner.user.pk, owner.organization.pk, "export", "")] * 3
+    assert not StaffAccess.objects.filter(staff__isnull=False).exclude(staff=colleague.user).exists()
