@@ -37,6 +37,9 @@ def broker_options(folder: Path) -> dict:
         "data_folder_in": str(folder / "queue"),
         "data_folder_out": str(folder / "queue"),
         "processed_folder": str(folder / "processed"),
+        # Without it kombu writes its control (broadcast) folder into the
+        # current directory: a stray `control/` in the work tree.
+        "control_folder": str(folder / "control"),
         "store_processed": False,
     }
 
@@ -48,7 +51,7 @@ def broker_folder(folder: Path) -> Iterator[None]:
     from config.celery import app
 
     options = broker_options(folder)
-    for path in {options["data_folder_in"], options["processed_folder"]}:
+    for path in {options["data_folder_in"], options["processed_folder"], options["control_folder"]}:
         os.makedirs(path, exist_ok=True)
     saved = (settings.CELERY_BROKER_URL, settings.CELERY_BROKER_TRANSPORT_OPTIONS,
              app.conf.broker_url, app.conf.broker_transport_options)
