@@ -86,6 +86,34 @@ def _as_object(value) -> dict:
     return value if isinstance(value, dict) else {"value": value}
 
 
+# Tokens a provider adds around what we send (the tool-use system prompt,
+# roles, block markers): generous, so the bound below stays an upper bound.
+FRAMING_TOKENS = 1024
+# Per message and per tool use or result: role and block markers, the call's
+# id and name (not counted in history_bytes).
+FRAMING_TOKENS_PER_PART = 64
+
+
+def request_token_bound(*, system: str, tools_bytes: int, history: list[HistoryItem]) -> int:
+    """An upper bound of a request's input tokens: one per UTF-8 byte (a
+    byte-level tokenizer never makes a token of less than one byte) plus the
+    providers' framing."""
+    text_bytes = len(system.encode()) + tools_bytes + history_bytes(history)
+    return text_bytes + FRAMING_TOKENS + FRAMING_TOKENS_PER_PART * _parts(history)
+
+
+def _parts(items: list[HistoryItem]) -> int:
+    count = 0
+    for item in items:
+        if isinstance(item, AssistantReply):
+            count += 1 + len(item.tool_uses)
+        elif isinstance(item, ToolResults):
+            count += 1 + len(item.results)
+        else:
+            count += 1
+    return count
+
+
 def history_bytes(items: list[HistoryItem]) -> int:
     """The size of what would be sent, in UTF-8 bytes of its text."""
     total = 0

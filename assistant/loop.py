@@ -7,6 +7,7 @@ bound is hit. The turn ends settled (credits) with the thread back to idle.
 Slow I/O (the model) never runs inside a database transaction.
 """
 
+import json
 import logging
 import time
 from collections.abc import Callable
@@ -28,15 +29,21 @@ from assistant.clients.base import (
     ToolCallEvent,
     Usage,
 )
-from assistant.history import history_bytes, load_history
+from assistant.history import history_bytes, load_history, request_token_bound
 from assistant.models import Turn
 from assistant.providers import ModelOption, client_for, model_option
 from assistant.tools import framework
 from assistant.tools.registry import all_tools, get_tool
 from assistant.trifecta import Route, Taint, route_call, taint_after
 from conversations.models import Message, Thread, ToolCall
-from credits.money import request_micros
-from credits.services import credits_keep_on_stuck, credits_release, credits_settle
+from credits.money import call_bound_micros, micros_from_credits, request_micros
+from credits.services import (
+    CreditsExhausted,
+    credits_keep_on_stuck,
+    credits_release,
+    credits_reserve_more,
+    credits_settle,
+)
 from organizations.members import Member
 from organizations.models import Membership
 
@@ -59,7 +66,9 @@ NOTICES = {
     Turn.FailureKind.TOOL: "A tool failed unexpectedly, so the reply was stopped.",
     Turn.FailureKind.INTERNAL: "Something went wrong on our side, so the reply was stopped.",
     Turn.FailureKind.QUEUE: "The assistant could not start this reply. Please try again.",
+    Turn.FailureKind.CREDITS: "Your organization's credits ran out during this reply, so it was stopped.",
 }
+CEILING_NOTICE = "This reply reached the most one reply may cost, so it was stopped. You can ask to continue."
 
 
 class TurnStopped(Exception):
@@ -237,6 +246,8 @@ class TurnRunner:
         self.taint = Taint(turn.read_private, turn.read_untrusted)
         self.tools = all_tools()
         self.tool_specs = framework.tool_specs(self.tools)
+        self.tools_bytes = len(json.dumps([vars(spec) for spec in self.tool_specs]).encode())
+        self.held_micros = turn.reserved_micros
 
     def run(self) -> Outcome:
         try:
@@ -267,10 +278,12 @@ class TurnRunner:
             history = load_history(self.turn.thread_id)
             if history_bytes(history) > settings.ASSISTANT_HISTORY_BYTES:
                 raise TurnStopped(Turn.FailureKind.BOUNDS, bounds_notice("the conversation is full"))
-            reply, calls = self._step(ModelRequest(
+            request = ModelRequest(
                 system=SYSTEM_PROMPT, history=history, tools=self.tool_specs,
                 max_tokens=settings.ASSISTANT_MAX_OUTPUT_TOKENS,
-            ))
+            )
+            self._hold_for_call(request)
+            reply, calls = self._step(request)
             if not calls:
                 return Outcome(Turn.Status.DONE)
             if len(calls) > settings.ASSISTANT_MAX_TOOL_CALLS_PER_STEP:
@@ -280,6 +293,26 @@ class TurnRunner:
             self._run_calls(reply, calls)
             self._check_time()
         raise TurnStopped(Turn.FailureKind.BOUNDS, bounds_notice(f"{settings.ASSISTANT_MAX_STEPS} steps"))
+
+    def _hold_for_call(self, request: ModelRequest) -> None:
+        """Hold an upper bound of this call's cost before making it, so the turn
+        can never spend what the organization was not granted. Holds more only
+        when what the turn holds does not cover what it spent plus the bound."""
+        input_bound = request_token_bound(system=request.system, tools_bytes=self.tools_bytes,
+                                          history=request.history)
+        bound = call_bound_micros(self.option, input_tokens=input_bound, output_tokens=request.max_tokens)
+        needed = request_micros(self.option, self.usage) + bound
+        if needed > micros_from_credits(settings.ASSISTANT_TURN_MAX_CREDITS):
+            raise TurnStopped(Turn.FailureKind.CREDITS, CEILING_NOTICE)
+        if needed <= self.held_micros:
+            return
+        try:
+            with transaction.atomic():
+                self.held_micros = credits_reserve_more(turn_id=self.turn.id, micros=needed - self.held_micros)
+                Turn.objects.filter(id=self.turn.id).update(reserved_micros=self.held_micros)
+        except CreditsExhausted:
+            logger.info("turn_credits_exhausted", extra={"turn_id": str(self.turn.id), "needed_micros": needed})
+            raise TurnStopped(Turn.FailureKind.CREDITS, NOTICES[Turn.FailureKind.CREDITS]) from None
 
     def _check_time(self) -> None:
         if self.clock() > self.deadline:
