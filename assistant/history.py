@@ -8,19 +8,34 @@ here, the one place history is built.
 """
 
 import json
+from dataclasses import dataclass
 from uuid import UUID
 
 from django.db.models import Prefetch
 
 from assistant.app_events import neutralize
 from assistant.clients.base import AssistantReply, HistoryItem, ToolResult, ToolResults, ToolUse, UserText
-from assistant.tools.framework import bound_for_model, result_for_model
+from assistant.tools.framework import ToolError, bound_for_model, result_for_model, result_marks
+from assistant.tools.registry import get_tool
+from assistant.trifecta import SeenCall, Taint, context_taint
 from conversations.models import Message, ToolCall
 
 UNFINISHED_CALL = "This tool call did not finish (the turn was interrupted)."
 
 
+@dataclass(frozen=True)
+class Context:
+    """What the model will be sent, and the taint of the tool results in it."""
+
+    items: list[HistoryItem]
+    taint: Taint
+
+
 def load_history(thread_id: UUID) -> list[HistoryItem]:
+    return load_context(thread_id).items
+
+
+def load_context(thread_id: UUID) -> Context:
     """Two queries whatever the length of the conversation."""
     messages = (
         Message.objects.filter(thread_id=thread_id)
@@ -28,9 +43,23 @@ def load_history(thread_id: UUID) -> list[HistoryItem]:
         .prefetch_related(Prefetch("tool_calls", queryset=ToolCall.objects.order_by("position")))
     )
     items: list[HistoryItem] = []
+    seen: list[SeenCall] = []
     for message in messages:
         items.extend(_items_of(message))
-    return items
+        seen.extend(seen_call(call, vouched=message.turn_id is not None) for call in message.tool_calls.all())
+    return Context(items, context_taint(seen))
+
+
+def seen_call(call: ToolCall, *, vouched: bool) -> SeenCall:
+    """The facts the trifecta guard needs about a stored call. `vouched`: the
+    loop wrote it (its message carries a turn id no upload can set)."""
+    try:
+        tool = get_tool(call.name) if vouched else None
+    except ToolError:
+        tool = None  # a tool not declared today: nobody vouches for what it returned
+    if tool is None:
+        return SeenCall(flags=None)
+    return SeenCall(flags=tool.flags, marks=frozenset() if call.is_error else result_marks(tool, call.result))
 
 
 def _items_of(message: Message) -> list[HistoryItem]:

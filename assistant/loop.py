@@ -29,12 +29,12 @@ from assistant.clients.base import (
     ToolCallEvent,
     Usage,
 )
-from assistant.history import history_bytes, load_history, request_token_bound
+from assistant.history import history_bytes, load_context, request_token_bound
 from assistant.models import Turn
 from assistant.providers import ModelOption, client_for, model_option
 from assistant.tools import framework
 from assistant.tools.registry import all_tools, get_tool
-from assistant.trifecta import Route, Taint, route_call, taint_after
+from assistant.trifecta import Route, Taint, route_call, taint_after, taint_union
 from conversations.models import Message, Thread, ToolCall
 from credits.money import call_bound_micros, micros_from_credits, request_micros
 from credits.services import (
@@ -275,7 +275,11 @@ class TurnRunner:
 
     def _loop(self) -> Outcome:
         for _ in range(settings.ASSISTANT_MAX_STEPS):
-            history = load_history(self.turn.thread_id)
+            context = load_context(self.turn.thread_id)
+            history = context.items
+            # The guard follows what the model is about to see: every tool
+            # result in the history, from this turn or any earlier one.
+            self.taint = taint_union(self.taint, context.taint)
             if history_bytes(history) > settings.ASSISTANT_HISTORY_BYTES:
                 raise TurnStopped(Turn.FailureKind.BOUNDS, bounds_notice("the conversation is full"))
             request = ModelRequest(
@@ -413,7 +417,12 @@ class TurnRunner:
             return {"error": proposals.TRIFECTA_REFUSAL}, True
         try:
             if route == Route.RUN:
-                return framework.execute(tool, self.member, parsed), False
+                result = framework.execute(
+                    tool, self.member, parsed, context=framework.ToolContext(untrusted=self.taint.read_untrusted)
+                )
+                # A result may carry marks of its own (a note written from inbox content).
+                self.taint = taint_after(self.taint, tool.tool_class, framework.result_marks(tool, result))
+                return result, False
             return proposals.propose(
                 self.member, turn=self.turn, tool=tool, tool_input=parsed, tool_call=record,
                 warning=route == Route.PROPOSE_WITH_WARNING,

@@ -158,10 +158,19 @@ def _server_fields_of_unchanged(thread: Thread, data: ConversationData) -> dict[
         return {}
     sent = {message.id: message for message in data.messages}
     kept = {}
-    for stored in Message.objects.filter(thread=thread, id__in=list(sent)):
-        if (stored.role, stored.content) == (sent[stored.id].role, sent[stored.id].content):
+    for stored in Message.objects.filter(thread=thread, id__in=list(sent)).prefetch_related("tool_calls"):
+        if _same_message(stored, sent[stored.id]):
             kept[stored.id] = {"turn_id": stored.turn_id, "status": stored.status, "notice": stored.notice}
     return kept
+
+
+def _same_message(stored: Message, sent) -> bool:
+    """Role, text and tool calls unchanged: a changed tool result must not keep
+    the turn id, which is what vouches for its taint (assistant/trifecta.py)."""
+    calls = sorted(stored.tool_calls.all(), key=lambda call: call.position)
+    return (stored.role, stored.content) == (sent.role, sent.content) and [
+        (c.tool_use_id, c.name, c.input, c.result, c.is_error) for c in calls
+    ] == [(c.tool_use_id, c.name, c.input, c.result, c.is_error) for c in sent.tool_calls]
 
 
 def _check_message_ids_free(data: ConversationData) -> None:
