@@ -24,13 +24,13 @@ from assistant.clients.base import (
     ModelClient,
     ModelRequest,
     ProviderError,
-    Stop,
     TextDelta,
     ToolCallEvent,
     Usage,
 )
 from assistant.history import history_bytes, load_context, request_token_bound
 from assistant.models import Turn
+from assistant.pacing import PAUSE, paced
 from assistant.providers import ModelOption, client_for, model_option
 from assistant.tools import framework
 from assistant.tools.registry import all_tools, get_tool
@@ -233,6 +233,37 @@ def append_message(thread_id: UUID, turn_id: UUID, *, role: str, content: str, s
 # --- The loop ------------------------------------------------------------------
 
 
+class StreamedText:
+    """A reply's text as it streams, in the database within FLUSH_SECONDS of
+    arriving, whatever the model does next: written at once when nothing was
+    written for FLUSH_SECONDS (leading edge), otherwise as soon as that delay
+    is over, during a pause too (trailing edge; the loop waits on `paced` with
+    `seconds_until_due`). At most one write per FLUSH_SECONDS while it streams."""
+
+    def __init__(self, write: Callable[[str], None], *, clock: Callable[[], float]):
+        self.write = write
+        self.clock = clock
+        self.text = ""
+        self.written_chars = 0
+        self.written_at = clock()
+
+    def add(self, piece: str) -> None:
+        self.text += piece
+        self.write_if_due()
+
+    def seconds_until_due(self) -> float | None:
+        """None when everything received is written."""
+        if len(self.text) == self.written_chars:
+            return None
+        return max(0.0, self.written_at + FLUSH_SECONDS - self.clock())
+
+    def write_if_due(self) -> None:
+        if len(self.text) != self.written_chars and self.clock() - self.written_at >= FLUSH_SECONDS:
+            self.write(self.text)
+            self.written_chars, self.written_at = len(self.text), self.clock()
+
+
+
 class TurnRunner:
     def __init__(self, turn: Turn, *, client: ModelClient | None, clock: Callable[[], float]):
         self.turn = turn
@@ -328,28 +359,37 @@ class TurnRunner:
         reply = append_message(self.turn.thread_id, self.turn.id, role=Message.Role.ASSISTANT, content="",
                                status=Message.Status.STREAMING)
         self.steps += 1
-        text, calls, flushed_at = "", [], self.clock()
+        calls: list[ToolCallEvent] = []
+        streamed = StreamedText(lambda text: self._flush_text(reply, text), clock=self.clock)
         try:
-            for event in self.client.stream(request):
+            for event in paced(lambda: self.client.stream(request), lambda: self._wait_seconds(streamed)):
                 self._check_time()
-                if isinstance(event, TextDelta):
-                    text += event.text
-                    if self.clock() - flushed_at >= FLUSH_SECONDS:
-                        Message.objects.filter(id=reply.id).update(content=text)
-                        flushed_at = self.clock()
+                if event is PAUSE:
+                    streamed.write_if_due()
+                elif isinstance(event, TextDelta):
+                    streamed.add(event.text)
                 elif isinstance(event, ToolCallEvent):
                     calls.append(event)
                 elif isinstance(event, Usage):
                     self.usage = self.usage + event
-                elif isinstance(event, Stop):
-                    pass
         finally:
             # The final text is never lost, whatever ended the stream.
-            reply.content = text
+            reply.content = streamed.text
             reply.status = Message.Status.COMPLETE
             reply.save(update_fields=["content", "status"])
             self._save_progress()
         return reply, calls
+
+    def _flush_text(self, reply: Message, text: str) -> None:
+        """Write the reply's text so far (readers poll the database)."""
+        Message.objects.filter(id=reply.id).update(content=text)
+
+    def _wait_seconds(self, streamed: "StreamedText") -> float:
+        """How long to wait for the model's next event: until pending text is
+        due to be written, and never past the turn's deadline."""
+        until_deadline = max(0.0, self.deadline - self.clock())
+        due = streamed.seconds_until_due()
+        return until_deadline if due is None else min(due, until_deadline)
 
     def _save_progress(self) -> None:
         self.turn.steps = self.steps
