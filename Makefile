@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test bench lint clean
+.PHONY: run test bench bench-reservation lint clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -21,6 +21,9 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(PY) bench/run.py
 	$(PY) bench/upsert.py
+
+bench-reservation: $(STAMP)
+	$(PY) bench/reservation.py
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

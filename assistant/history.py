@@ -8,19 +8,34 @@ here, the one place history is built.
 """
 
 import json
+from dataclasses import dataclass
 from uuid import UUID
 
 from django.db.models import Prefetch
 
 from assistant.app_events import neutralize
 from assistant.clients.base import AssistantReply, HistoryItem, ToolResult, ToolResults, ToolUse, UserText
-from assistant.tools.framework import bound_for_model, result_for_model
+from assistant.tools.framework import ToolError, bound_for_model, result_for_model, result_marks
+from assistant.tools.registry import get_tool
+from assistant.trifecta import SeenCall, Taint, context_taint
 from conversations.models import Message, ToolCall
 
 UNFINISHED_CALL = "This tool call did not finish (the turn was interrupted)."
 
 
+@dataclass(frozen=True)
+class Context:
+    """What the model will be sent, and the taint of the tool results in it."""
+
+    items: list[HistoryItem]
+    taint: Taint
+
+
 def load_history(thread_id: UUID) -> list[HistoryItem]:
+    return load_context(thread_id).items
+
+
+def load_context(thread_id: UUID) -> Context:
     """Two queries whatever the length of the conversation."""
     messages = (
         Message.objects.filter(thread_id=thread_id)
@@ -28,9 +43,23 @@ def load_history(thread_id: UUID) -> list[HistoryItem]:
         .prefetch_related(Prefetch("tool_calls", queryset=ToolCall.objects.order_by("position")))
     )
     items: list[HistoryItem] = []
+    seen: list[SeenCall] = []
     for message in messages:
         items.extend(_items_of(message))
-    return items
+        seen.extend(seen_call(call, vouched=message.turn_id is not None) for call in message.tool_calls.all())
+    return Context(items, context_taint(seen))
+
+
+def seen_call(call: ToolCall, *, vouched: bool) -> SeenCall:
+    """The facts the trifecta guard needs about a stored call. `vouched`: the
+    loop wrote it (its message carries a turn id no upload can set)."""
+    try:
+        tool = get_tool(call.name) if vouched else None
+    except ToolError:
+        tool = None  # a tool not declared today: nobody vouches for what it returned
+    if tool is None:
+        return SeenCall(flags=None)
+    return SeenCall(flags=tool.flags, marks=frozenset() if call.is_error else result_marks(tool, call.result))
 
 
 def _items_of(message: Message) -> list[HistoryItem]:
@@ -84,6 +113,34 @@ def neutralize_json(value):
 
 def _as_object(value) -> dict:
     return value if isinstance(value, dict) else {"value": value}
+
+
+# Tokens a provider adds around what we send (the tool-use system prompt,
+# roles, block markers): generous, so the bound below stays an upper bound.
+FRAMING_TOKENS = 1024
+# Per message and per tool use or result: role and block markers, the call's
+# id and name (not counted in history_bytes).
+FRAMING_TOKENS_PER_PART = 64
+
+
+def request_token_bound(*, system: str, tools_bytes: int, history: list[HistoryItem]) -> int:
+    """An upper bound of a request's input tokens: one per UTF-8 byte (a
+    byte-level tokenizer never makes a token of less than one byte) plus the
+    providers' framing."""
+    text_bytes = len(system.encode()) + tools_bytes + history_bytes(history)
+    return text_bytes + FRAMING_TOKENS + FRAMING_TOKENS_PER_PART * _parts(history)
+
+
+def _parts(items: list[HistoryItem]) -> int:
+    count = 0
+    for item in items:
+        if isinstance(item, AssistantReply):
+            count += 1 + len(item.tool_uses)
+        elif isinstance(item, ToolResults):
+            count += 1 + len(item.results)
+        else:
+            count += 1
+    return count
 
 
 def history_bytes(items: list[HistoryItem]) -> int:

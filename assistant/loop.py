@@ -7,6 +7,7 @@ bound is hit. The turn ends settled (credits) with the thread back to idle.
 Slow I/O (the model) never runs inside a database transaction.
 """
 
+import json
 import logging
 import time
 from collections.abc import Callable
@@ -23,20 +24,26 @@ from assistant.clients.base import (
     ModelClient,
     ModelRequest,
     ProviderError,
-    Stop,
     TextDelta,
     ToolCallEvent,
     Usage,
 )
-from assistant.history import history_bytes, load_history
+from assistant.history import history_bytes, load_context, request_token_bound
 from assistant.models import Turn
+from assistant.pacing import PAUSE, paced
 from assistant.providers import ModelOption, client_for, model_option
 from assistant.tools import framework
 from assistant.tools.registry import all_tools, get_tool
-from assistant.trifecta import Route, Taint, route_call, taint_after
+from assistant.trifecta import Route, Taint, route_call, taint_after, taint_union
 from conversations.models import Message, Thread, ToolCall
-from credits.money import request_micros
-from credits.services import credits_keep_on_stuck, credits_release, credits_settle
+from credits.money import call_bound_micros, micros_from_credits, request_micros
+from credits.services import (
+    CreditsExhausted,
+    credits_keep_on_stuck,
+    credits_release,
+    credits_reserve_more,
+    credits_settle,
+)
 from organizations.members import Member
 from organizations.models import Membership
 
@@ -59,7 +66,9 @@ NOTICES = {
     Turn.FailureKind.TOOL: "A tool failed unexpectedly, so the reply was stopped.",
     Turn.FailureKind.INTERNAL: "Something went wrong on our side, so the reply was stopped.",
     Turn.FailureKind.QUEUE: "The assistant could not start this reply. Please try again.",
+    Turn.FailureKind.CREDITS: "Your organization's credits ran out during this reply, so it was stopped.",
 }
+CEILING_NOTICE = "This reply reached the most one reply may cost, so it was stopped. You can ask to continue."
 
 
 class TurnStopped(Exception):
@@ -224,6 +233,37 @@ def append_message(thread_id: UUID, turn_id: UUID, *, role: str, content: str, s
 # --- The loop ------------------------------------------------------------------
 
 
+class StreamedText:
+    """A reply's text as it streams, in the database within FLUSH_SECONDS of
+    arriving, whatever the model does next: written at once when nothing was
+    written for FLUSH_SECONDS (leading edge), otherwise as soon as that delay
+    is over, during a pause too (trailing edge; the loop waits on `paced` with
+    `seconds_until_due`). At most one write per FLUSH_SECONDS while it streams."""
+
+    def __init__(self, write: Callable[[str], None], *, clock: Callable[[], float]):
+        self.write = write
+        self.clock = clock
+        self.text = ""
+        self.written_chars = 0
+        self.written_at = clock()
+
+    def add(self, piece: str) -> None:
+        self.text += piece
+        self.write_if_due()
+
+    def seconds_until_due(self) -> float | None:
+        """None when everything received is written."""
+        if len(self.text) == self.written_chars:
+            return None
+        return max(0.0, self.written_at + FLUSH_SECONDS - self.clock())
+
+    def write_if_due(self) -> None:
+        if len(self.text) != self.written_chars and self.clock() - self.written_at >= FLUSH_SECONDS:
+            self.write(self.text)
+            self.written_chars, self.written_at = len(self.text), self.clock()
+
+
+
 class TurnRunner:
     def __init__(self, turn: Turn, *, client: ModelClient | None, clock: Callable[[], float]):
         self.turn = turn
@@ -237,6 +277,8 @@ class TurnRunner:
         self.taint = Taint(turn.read_private, turn.read_untrusted)
         self.tools = all_tools()
         self.tool_specs = framework.tool_specs(self.tools)
+        self.tools_bytes = len(json.dumps([vars(spec) for spec in self.tool_specs]).encode())
+        self.held_micros = turn.reserved_micros
 
     def run(self) -> Outcome:
         try:
@@ -264,13 +306,19 @@ class TurnRunner:
 
     def _loop(self) -> Outcome:
         for _ in range(settings.ASSISTANT_MAX_STEPS):
-            history = load_history(self.turn.thread_id)
+            context = load_context(self.turn.thread_id)
+            history = context.items
+            # The guard follows what the model is about to see: every tool
+            # result in the history, from this turn or any earlier one.
+            self.taint = taint_union(self.taint, context.taint)
             if history_bytes(history) > settings.ASSISTANT_HISTORY_BYTES:
                 raise TurnStopped(Turn.FailureKind.BOUNDS, bounds_notice("the conversation is full"))
-            reply, calls = self._step(ModelRequest(
+            request = ModelRequest(
                 system=SYSTEM_PROMPT, history=history, tools=self.tool_specs,
                 max_tokens=settings.ASSISTANT_MAX_OUTPUT_TOKENS,
-            ))
+            )
+            self._hold_for_call(request)
+            reply, calls = self._step(request)
             if not calls:
                 return Outcome(Turn.Status.DONE)
             if len(calls) > settings.ASSISTANT_MAX_TOOL_CALLS_PER_STEP:
@@ -280,6 +328,26 @@ class TurnRunner:
             self._run_calls(reply, calls)
             self._check_time()
         raise TurnStopped(Turn.FailureKind.BOUNDS, bounds_notice(f"{settings.ASSISTANT_MAX_STEPS} steps"))
+
+    def _hold_for_call(self, request: ModelRequest) -> None:
+        """Hold an upper bound of this call's cost before making it, so the turn
+        can never spend what the organization was not granted. Holds more only
+        when what the turn holds does not cover what it spent plus the bound."""
+        input_bound = request_token_bound(system=request.system, tools_bytes=self.tools_bytes,
+                                          history=request.history)
+        bound = call_bound_micros(self.option, input_tokens=input_bound, output_tokens=request.max_tokens)
+        needed = request_micros(self.option, self.usage) + bound
+        if needed > micros_from_credits(settings.ASSISTANT_TURN_MAX_CREDITS):
+            raise TurnStopped(Turn.FailureKind.CREDITS, CEILING_NOTICE)
+        if needed <= self.held_micros:
+            return
+        try:
+            with transaction.atomic():
+                self.held_micros = credits_reserve_more(turn_id=self.turn.id, micros=needed - self.held_micros)
+                Turn.objects.filter(id=self.turn.id).update(reserved_micros=self.held_micros)
+        except CreditsExhausted:
+            logger.info("turn_credits_exhausted", extra={"turn_id": str(self.turn.id), "needed_micros": needed})
+            raise TurnStopped(Turn.FailureKind.CREDITS, NOTICES[Turn.FailureKind.CREDITS]) from None
 
     def _check_time(self) -> None:
         if self.clock() > self.deadline:
@@ -291,28 +359,37 @@ class TurnRunner:
         reply = append_message(self.turn.thread_id, self.turn.id, role=Message.Role.ASSISTANT, content="",
                                status=Message.Status.STREAMING)
         self.steps += 1
-        text, calls, flushed_at = "", [], self.clock()
+        calls: list[ToolCallEvent] = []
+        streamed = StreamedText(lambda text: self._flush_text(reply, text), clock=self.clock)
         try:
-            for event in self.client.stream(request):
+            for event in paced(lambda: self.client.stream(request), lambda: self._wait_seconds(streamed)):
                 self._check_time()
-                if isinstance(event, TextDelta):
-                    text += event.text
-                    if self.clock() - flushed_at >= FLUSH_SECONDS:
-                        Message.objects.filter(id=reply.id).update(content=text)
-                        flushed_at = self.clock()
+                if event is PAUSE:
+                    streamed.write_if_due()
+                elif isinstance(event, TextDelta):
+                    streamed.add(event.text)
                 elif isinstance(event, ToolCallEvent):
                     calls.append(event)
                 elif isinstance(event, Usage):
                     self.usage = self.usage + event
-                elif isinstance(event, Stop):
-                    pass
         finally:
             # The final text is never lost, whatever ended the stream.
-            reply.content = text
+            reply.content = streamed.text
             reply.status = Message.Status.COMPLETE
             reply.save(update_fields=["content", "status"])
             self._save_progress()
         return reply, calls
+
+    def _flush_text(self, reply: Message, text: str) -> None:
+        """Write the reply's text so far (readers poll the database)."""
+        Message.objects.filter(id=reply.id).update(content=text)
+
+    def _wait_seconds(self, streamed: "StreamedText") -> float:
+        """How long to wait for the model's next event: until pending text is
+        due to be written, and never past the turn's deadline."""
+        until_deadline = max(0.0, self.deadline - self.clock())
+        due = streamed.seconds_until_due()
+        return until_deadline if due is None else min(due, until_deadline)
 
     def _save_progress(self) -> None:
         self.turn.steps = self.steps
@@ -380,7 +457,12 @@ class TurnRunner:
             return {"error": proposals.TRIFECTA_REFUSAL}, True
         try:
             if route == Route.RUN:
-                return framework.execute(tool, self.member, parsed), False
+                result = framework.execute(
+                    tool, self.member, parsed, context=framework.ToolContext(untrusted=self.taint.read_untrusted)
+                )
+                # A result may carry marks of its own (a note written from inbox content).
+                self.taint = taint_after(self.taint, tool.tool_class, framework.result_marks(tool, result))
+                return result, False
             return proposals.propose(
                 self.member, turn=self.turn, tool=tool, tool_input=parsed, tool_call=record,
                 warning=route == Route.PROPOSE_WITH_WARNING,

@@ -1,11 +1,17 @@
-"""The "lethal trifecta" guard of a turn, in pure functions.
+"""The "lethal trifecta" guard, in pure functions.
 
-A turn that has read the person's private data AND third-party content may
+A context that holds the person's private data AND third-party content may
 carry instructions planted in that content; a `send` tool would then be the
-way out for the private data. So once a turn holds both taints, a send card
-carries a warning ("warn") or is refused for that turn ("block").
+way out for the private data. So once the context holds both taints, a send
+card carries a warning ("warn") or is refused ("block").
 
-No Django import: the loop keeps the taint on the Turn row and asks here.
+Taint follows what the model sees, not the turn: a turn starts from the taint
+of every tool result in the history it sends (`context_taint`), then adds each
+call it makes (`taint_after`) and each result's own marks (content written
+from an untrusted context and read back). A call the engine can't vouch for
+(uploaded by a client, or of a tool not declared today) counts as both.
+
+No Django import: the loop gathers the facts and asks here.
 """
 
 from collections.abc import Iterable
@@ -43,17 +49,61 @@ def taint_after(taint: Taint, tool_class: str, flags: Iterable[str]) -> Taint:
 
     Every class counts, not only the ones that run: a proposal's description
     (a note title, a recipient) goes back to the model too. Taint only grows
-    within a turn.
+    within a turn. A result's own marks are added the same way, with the
+    call's class.
     """
     _check_tool_class(tool_class)
     flags = frozenset(flags)
-    unknown = flags - FLAGS
-    if unknown:
-        raise ValueError(f"Unknown tool flags {sorted(unknown)}; expected a subset of {sorted(FLAGS)}.")
+    _check_flags(flags)
     return Taint(
         read_private=taint.read_private or "private" in flags,
         read_untrusted=taint.read_untrusted or "untrusted" in flags,
     )
+
+
+TAINTED = Taint(read_private=True, read_untrusted=True)
+
+
+def _check_flags(flags: frozenset[str]) -> None:
+    unknown = flags - FLAGS
+    if unknown:
+        raise ValueError(f"Unknown tool flags {sorted(unknown)}; expected a subset of {sorted(FLAGS)}.")
+
+
+@dataclass(frozen=True)
+class SeenCall:
+    """A stored tool call whose result is in the history sent to the model.
+
+    `flags` are the declared flags of its tool, None when the engine can't
+    vouch for them (an uploaded call, or a tool unknown today); `marks` are
+    flags its stored result carries itself (content written from an untrusted
+    context, read back)."""
+
+    flags: frozenset[str] | None
+    marks: frozenset[str] = frozenset()
+
+
+def taint_of_call(call: SeenCall) -> Taint:
+    if call.flags is None:
+        return TAINTED
+    flags = call.flags | call.marks
+    _check_flags(flags)
+    return Taint(read_private="private" in flags, read_untrusted="untrusted" in flags)
+
+
+def context_taint(calls: Iterable[SeenCall]) -> Taint:
+    """The taint of a history: the union of its calls' taints."""
+    private = untrusted = False
+    for call in calls:
+        taint = taint_of_call(call)
+        private, untrusted = private or taint.read_private, untrusted or taint.read_untrusted
+        if private and untrusted:
+            break
+    return Taint(private, untrusted)
+
+
+def taint_union(first: Taint, second: Taint) -> Taint:
+    return Taint(first.read_private or second.read_private, first.read_untrusted or second.read_untrusted)
 
 
 def is_trifecta(taint: Taint) -> bool:

@@ -59,11 +59,16 @@ def script(steps: int):
     return [*tool_steps, say("Here is what I found in your notes, summarized in a few words.")]
 
 
+def enqueue_turn_in_process() -> None:
+    import assistant.chat
+
+    assistant.chat.enqueue_turn = lambda turn_id: None  # the benchmark runs the turn itself
+
+
 def measure(member: Member, steps: int) -> dict:
     durations, queries = [], []
     thread_id = None
-    enqueue = __import__("assistant.chat", fromlist=["enqueue_turn"])
-    enqueue.enqueue_turn = lambda turn_id: None  # the benchmark runs the turn in-process
+    enqueue_turn_in_process()
     for _ in range(TURNS):
         submitted = chat_submit(member, message="Search my notes for Zurich", conversation_id=thread_id)
         thread_id = submitted.thread_id

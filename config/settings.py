@@ -201,6 +201,9 @@ ASSISTANT_TURN_SECONDS = env_int("ASSISTANT_TURN_SECONDS", 8 * 60, minimum=1)
 ASSISTANT_TOOL_RESULT_CHARS = env_int("ASSISTANT_TOOL_RESULT_CHARS", 20_000, minimum=100)
 ASSISTANT_HISTORY_BYTES = env_int("ASSISTANT_HISTORY_BYTES", 700_000, minimum=1000)
 ASSISTANT_MAX_OUTPUT_TOKENS = env_int("ASSISTANT_MAX_OUTPUT_TOKENS", 4096, minimum=1)
+# The most one turn may cost (credits), whatever the balance: the loop stops
+# before a model call whose upper bound would take the turn past it.
+ASSISTANT_TURN_MAX_CREDITS = env_int("ASSISTANT_TURN_MAX_CREDITS", 1000, minimum=1)
 # Delay between the offline model's text chunks, so streaming is visible.
 OFFLINE_MODEL_CHUNK_DELAY_MS = env_int("OFFLINE_MODEL_CHUNK_DELAY_MS", 40)
 

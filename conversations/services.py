@@ -251,10 +251,11 @@ def _apply_messages(thread: Thread, sent: list[MessageData], *, is_new: bool) ->
             continue
         if row.seq != seq:
             reseated.append(row.id)
-        fields = _fields_after(row, message, seq)
+        calls_changed = _call_rows(stored_calls.get(row.id, [])) != _call_rows(message.tool_calls)
+        fields = _fields_after(row, message, seq, calls_changed=calls_changed)
         if fields != {name: getattr(row, name) for name in _SERVER_FIELDS}:
             updated.append(Message(id=row.id, thread=thread, client_id=row.client_id, **fields))
-        if _call_rows(stored_calls.get(row.id, [])) != _call_rows(message.tool_calls):
+        if calls_changed:
             replaced.append((Message(id=row.id, thread=thread), message))
     _write_message_rows(updated, reseated, [new for new, _ in created], offset=len(stored) + len(sent))
     if replaced:
@@ -268,17 +269,18 @@ def _apply_messages(thread: Thread, sent: list[MessageData], *, is_new: bool) ->
     )
 
 
-def _fields_after(row, message: MessageData, seq: int) -> dict:
+def _fields_after(row, message: MessageData, seq: int, *, calls_changed: bool) -> dict:
     """A stored message's fields once brought to what was sent.
 
     Fields a client can't send (which turn wrote a message, its status and
-    notice) survive when the role and content come back unchanged. The turn
-    id is what makes an application `event` block live for the model, so a
-    changed `event` message loses it (and a new one never gets one).
+    notice) survive when the role, content and tool calls come back
+    unchanged. The turn id is what makes an application `event` block live
+    for the model and vouches for a tool result's taint (assistant/trifecta.py),
+    so a changed message loses it (and a new one never gets one).
     """
     fields = {"seq": seq, "role": message.role, "content": message.content, "created_at": message.created_at,
               "turn_id": row.turn_id, "status": row.status, "notice": row.notice}
-    if (row.role, row.content) != (message.role, message.content):
+    if calls_changed or (row.role, row.content) != (message.role, message.content):
         fields.update(turn_id=None, status=Message.Status.COMPLETE, notice="")
     return fields
 

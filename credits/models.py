@@ -10,7 +10,7 @@ referenced by its UUID only.
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Q
+from django.db.models import F, Q
 
 from organizations.models import Organization
 
@@ -21,8 +21,9 @@ class CreditAccount(models.Model):
     granted_micros = models.BigIntegerField(
         default=0, help_text="Monthly allowance at opening + staff grants."
     )
-    # May exceed granted_micros: a turn's real cost is charged in full even
-    # above its reservation.
+    # used + reserved never exceeds granted (the ledger enforces it, the
+    # constraint below is the backstop): a model call is made only once its
+    # upper bound is reserved.
     used_micros = models.BigIntegerField(default=0)
     reserved_micros = models.BigIntegerField(default=0, help_text="Held by turns that have not ended yet.")
     opened_at = models.DateTimeField()
@@ -41,6 +42,10 @@ class CreditAccount(models.Model):
             models.CheckConstraint(
                 condition=Q(reserved_micros__gte=0), name="credit_account_reserved_non_negative"
             ),
+            models.CheckConstraint(
+                condition=Q(used_micros__lte=F("granted_micros") - F("reserved_micros")),
+                name="credit_account_never_overdrawn",
+            ),
         ]
         permissions = [("grant_credits", "Can grant credits to an organization")]
 
@@ -57,12 +62,14 @@ class LedgerEntry(models.Model):
         OPEN = "open", "Month opened"
         GRANT = "grant", "Staff grant"
         RESERVE = "reserve", "Reserved at turn start"
+        EXTEND = "extend", "Reserved before a model call"
         SETTLE = "settle", "Settled at turn end"
         RELEASE = "release", "Released (no model call)"
         STUCK = "stuck", "Stuck turn: reservation kept as cost"
 
     CLOSING_KINDS = (Kind.SETTLE, Kind.STUCK, Kind.RELEASE)
-    TURN_KINDS = (Kind.RESERVE, *CLOSING_KINDS)
+    HOLDING_KINDS = (Kind.RESERVE, Kind.EXTEND)
+    TURN_KINDS = (*HOLDING_KINDS, *CLOSING_KINDS)
 
     # PROTECT: a ledger row is never deleted through its account.
     account = models.ForeignKey(CreditAccount, on_delete=models.PROTECT, related_name="entries")

@@ -100,3 +100,15 @@ def _non_negative(value: int, name: str) -> int:
     if _require_int(value, name) < 0:
         raise ValueError(f"{name} must not be negative, got {value}")
     return value
+
+
+def call_bound_micros(model_option: ModelPrices, *, input_tokens: int, output_tokens: int) -> int:
+    """An upper bound of one model call's cost: every input token priced at the
+    dearer of the input and cache-write prices (a provider may write any of
+    them to its cache), every possible output token at the output price.
+    Cache reads are cheaper than both, so they never raise the bound."""
+    input_price = max(model_option.input_micros_per_mtok, model_option.cache_write_micros_per_mtok)
+    scaled = _non_negative(input_tokens, "tokens") * input_price + _non_negative(
+        output_tokens, "tokens"
+    ) * model_option.output_micros_per_mtok
+    return _ceil_div(scaled, TOKENS_PER_PRICE_UNIT)

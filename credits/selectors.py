@@ -3,7 +3,6 @@
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db.models import Sum
 from django.utils import timezone
 
 from credits.models import CreditAccount, LedgerEntry
@@ -84,44 +83,62 @@ class AuditMismatch:
     account_id: int
     organization_slug: str
     month: str
-    field: str
+    field: str  # an audited total, or OVERDRAWN
     stored: int
     derived: int
 
     def __str__(self):
-        return (
-            f"account {self.account_id} ({self.organization_slug} {self.month}): "
-            f"{self.field} is {self.stored} but its ledger gives {self.derived}"
-        )
+        where = f"account {self.account_id} ({self.organization_slug} {self.month})"
+        if self.field == OVERDRAWN:
+            return f"{where}: overdrawn by {self.derived} micros after ledger entry {self.stored}"
+        return f"{where}: {self.field} is {self.stored} but its ledger gives {self.derived}"
+
+
+# The invariant broken at some moment of the ledger: used + reserved > granted.
+OVERDRAWN = "overdrawn"
+
+
+@dataclass
+class _Replay:
+    """An account's totals replayed entry by entry, and its first overdraft."""
+
+    sums: dict[str, int]
+    overdraft: tuple[int, int] | None = None  # (entry id, micros over)
 
 
 def credits_audit_mismatches() -> list[AuditMismatch]:
-    """Every account total that differs from the sum of its ledger's deltas.
+    """Every account total that differs from the sum of its ledger's deltas,
+    and every account whose ledger, replayed in order, ever had used +
+    reserved above granted (at any moment, not only now).
 
-    One aggregate query for the ledger and one for the accounts, whatever their number.
+    One query for the ledger (streamed) and one for the accounts, whatever their number.
     """
-    derived = _ledger_sums()
+    replays = _replay_ledgers()
     mismatches = []
     accounts = CreditAccount.objects.select_related("organization").order_by(
         "organization__slug", "month", "id"
     )
     for account in accounts:
-        sums = derived.get(account.pk, {})
+        replay = replays.get(account.pk) or _Replay(dict.fromkeys(AUDITED_FIELDS.values(), 0))
+        where = (account.pk, account.organization.slug, account.month)
         for field, delta in AUDITED_FIELDS.items():
-            stored, expected = getattr(account, field), sums.get(delta) or 0
+            stored, expected = getattr(account, field), replay.sums[delta]
             if stored != expected:
-                mismatches.append(
-                    AuditMismatch(
-                        account.pk, account.organization.slug, account.month, field, stored, expected
-                    )
-                )
+                mismatches.append(AuditMismatch(*where, field, stored, expected))
+        if replay.overdraft is not None:
+            mismatches.append(AuditMismatch(*where, OVERDRAWN, *replay.overdraft))
     return mismatches
 
 
-def _ledger_sums() -> dict[int, dict[str, int]]:
-    # The aliases may not reuse the fields' names (Django refuses the clash).
-    sums = {f"sum_{delta}": Sum(delta) for delta in AUDITED_FIELDS.values()}
-    rows = LedgerEntry.objects.order_by().values("account_id").annotate(**sums)
-    return {
-        row["account_id"]: {delta: row[f"sum_{delta}"] for delta in AUDITED_FIELDS.values()} for row in rows
-    }
+def _replay_ledgers() -> dict[int, _Replay]:
+    deltas = list(AUDITED_FIELDS.values())
+    rows = LedgerEntry.objects.order_by("account_id", "id").values_list("account_id", "id", *deltas)
+    replays: dict[int, _Replay] = {}
+    for account_id, entry_id, *values in rows.iterator(chunk_size=2000):
+        replay = replays.setdefault(account_id, _Replay(dict.fromkeys(deltas, 0)))
+        for delta, value in zip(deltas, values, strict=True):
+            replay.sums[delta] += value
+        over = replay.sums["used_delta"] + replay.sums["reserved_delta"] - replay.sums["granted_delta"]
+        if over > 0 and replay.overdraft is None:
+            replay.overdraft = (entry_id, over)
+    return replays

@@ -42,6 +42,11 @@ class CreditsExhausted(Exception):
         )
 
 
+class Overdraft(RuntimeError):
+    """A movement would leave used + reserved above granted (a programming error:
+    every caller checks the balance first, under the account's lock)."""
+
+
 class ReservationNotFound(LookupError):
     """A turn is being closed that was never reserved (a programming error)."""
 
@@ -106,6 +111,31 @@ def check_covers(account: CreditAccount, needed_micros: int) -> None:
         raise CreditsExhausted(month=account.month, remaining_micros=remaining, needed_micros=needed_micros)
 
 
+def credits_reserve_more(*, turn_id: UUID, micros: int, job: str = "run_turn") -> int:
+    """Hold `micros` more for a running turn (before a model call whose upper
+    bound its reservation does not cover); returns what the turn now holds.
+
+    Raises CreditsExhausted, having written nothing, when the balance can't
+    cover it. The month is the one that holds the turn's first reservation.
+    """
+    if micros <= 0:
+        raise ValueError(f"micros must be positive, got {micros}")
+    account_id, held = _holds_of(turn_id)
+    now = timezone.now()
+    with transaction.atomic():
+        # Race: the many-step turns of one organization each finding room for
+        # their next call in the same balance. Under the row lock each one
+        # reads the balance after the previous one's hold.
+        account = CreditAccount.objects.select_for_update().get(pk=account_id)
+        if _closing_entry_exists(turn_id):
+            raise ReservationNotFound(f"turn {turn_id} is already closed")
+        check_covers(account, micros)
+        _record(account, kind=Kind.EXTEND, now=now, turn_id=turn_id, reserved_delta=micros, job=job,
+                reason="upper bound of the next model call")
+    # Only this turn's worker holds more for it, so nothing came in between.
+    return held + micros
+
+
 # --- Close a turn: settle, keep on stuck, release ----------------------------
 
 
@@ -113,8 +143,11 @@ def credits_settle(*, turn_id: UUID, cost_micros: int, job: str = "run_turn") ->
     """Charge a finished turn's real cost and release its reservation.
 
     Settles against the month that holds the reservation, even if a new month
-    has opened since. A cost above the reservation is charged in full. Returns
-    False, moving nothing, if the turn was already closed.
+    has opened since. A cost above what the account can hold (only possible
+    if a provider billed more than the call's reserved upper bound) is charged
+    up to the balance, and the rest named in the entry's reason: the account
+    is never overdrawn. Returns False, moving nothing, if the turn was already
+    closed.
     """
     if cost_micros < 0:
         raise ValueError(f"cost_micros must not be negative, got {cost_micros}")
@@ -133,31 +166,48 @@ def credits_release(*, turn_id: UUID, reason: str, job: str = "") -> bool:
 
 def _close_turn(turn_id: UUID, *, kind: str, cost_micros: int | None, job: str, reason: str) -> bool:
     """Write the turn's one closing entry. `cost_micros=None` charges the reservation."""
-    reserve = _reserve_entry(turn_id)
-    if reserve is None:
-        raise ReservationNotFound(f"turn {turn_id} has no reservation")
+    account_id, held = _holds_of(turn_id)
     now = timezone.now()
     with transaction.atomic():
         # Race: a worker settling a turn while the stuck-turn sweeper (or a
         # redelivered task) closes the same one. Under the lock the second
         # closer sees the first's entry and moves nothing; the partial unique
         # constraint on (turn_id, closing kinds) is the backstop.
-        account = CreditAccount.objects.select_for_update().get(pk=reserve.account_id)
-        if LedgerEntry.objects.filter(turn_id=turn_id, kind__in=LedgerEntry.CLOSING_KINDS).exists():
+        account = CreditAccount.objects.select_for_update().get(pk=account_id)
+        if _closing_entry_exists(turn_id):
             return False
-        held = reserve.reserved_delta
         cost = held if cost_micros is None else cost_micros
+        # What the account can take once the hold is released: never more.
+        charged = min(cost, account.granted_micros - account.used_micros - (account.reserved_micros - held))
+        note = f" ({cost - charged} micros above the balance not charged)" if charged < cost else ""
         _record(
             account,
             kind=kind,
             now=now,
             turn_id=turn_id,
-            used_delta=cost,
+            used_delta=charged,
             reserved_delta=-held,
             job=job,
-            reason=f"{reason}: cost {cost} micros, reservation {held} micros released",
+            reason=f"{reason}: cost {charged} micros, reservation {held} micros released{note}",
         )
     return True
+
+
+def _closing_entry_exists(turn_id: UUID) -> bool:
+    return LedgerEntry.objects.filter(turn_id=turn_id, kind__in=LedgerEntry.CLOSING_KINDS).exists()
+
+
+def _holds_of(turn_id: UUID) -> tuple[int, int]:
+    """(account id, micros held): the turn's start reservation plus every hold
+    taken before a call, all in the start reservation's account. One query."""
+    holds = list(
+        LedgerEntry.objects.filter(turn_id=turn_id, kind__in=LedgerEntry.HOLDING_KINDS).values_list(
+            "account_id", "reserved_delta"
+        )
+    )
+    if not holds:
+        raise ReservationNotFound(f"turn {turn_id} has no reservation")
+    return holds[0][0], sum(delta for _, delta in holds)
 
 
 # --- Grant ----------------------------------------------------------------------
@@ -258,7 +308,15 @@ def _record(
     job: str = "",
     reason: str = "",
 ) -> LedgerEntry:
-    """Apply deltas to a locked account and write the ledger row that explains them."""
+    """Apply deltas to a locked account and write the ledger row that explains them.
+
+    The one place totals change, so the invariant used + reserved <= granted
+    is checked here, before anything is written.
+    """
+    if account.used_micros + used_delta + account.reserved_micros + reserved_delta > (
+        account.granted_micros + granted_delta
+    ):
+        raise Overdraft(f"a {kind} movement would overdraw account {account.pk}")
     account.granted_micros += granted_delta
     account.used_micros += used_delta
     account.reserved_micros += reserved_delta

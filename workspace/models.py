@@ -14,6 +14,10 @@ class Note(models.Model):
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="notes")
     title = models.CharField(max_length=200)
     body = models.TextField(blank=True, default="")
+    # Written by the assistant while third-party content was in its context:
+    # the note may carry that content (or instructions planted in it), so
+    # reading it back taints the context as untrusted (assistant/trifecta.py).
+    written_from_untrusted = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

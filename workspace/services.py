@@ -8,9 +8,10 @@ from workspace.models import Note, SentEmail
 from workspace.selectors import notes_of, sender_address
 
 
-def note_create(member: Member, *, title: str, body: str) -> Note:
+def note_create(member: Member, *, title: str, body: str, written_from_untrusted: bool = False) -> Note:
     return Note.objects.create(
-        organization_id=member.organization_id, owner_id=member.user_id, title=title, body=body
+        organization_id=member.organization_id, owner_id=member.user_id, title=title, body=body,
+        written_from_untrusted=written_from_untrusted,
     )
 
 

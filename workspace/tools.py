@@ -14,7 +14,7 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from django.core.validators import validate_email
 from pydantic import AfterValidator, BaseModel, Field
 
-from assistant.tools import Description, Tool, ToolError, ToolInput, ToolNotFound, Toolset
+from assistant.tools import Description, Tool, ToolContext, ToolError, ToolInput, ToolNotFound, Toolset
 from organizations.members import Member
 from workspace import selectors, services
 from workspace.models import Note
@@ -52,6 +52,8 @@ class NoteSummary(BaseModel):
     title: str
     snippet: str
     updated_at: datetime
+    # Written by the assistant from third-party content: treat as untrusted.
+    untrusted: bool = False
 
 
 class SearchNotesOutput(BaseModel):
@@ -67,6 +69,7 @@ class NoteOutput(BaseModel):
     title: str
     body: str
     updated_at: datetime
+    untrusted: bool = False
 
 
 class ReadInboxInput(ToolInput):
@@ -151,6 +154,7 @@ def search_notes(member: Member, params: SearchNotesInput) -> dict:
                 "title": note.title,
                 "snippet": _snippet(note.body, params.query),
                 "updated_at": note.updated_at,
+                "untrusted": note.written_from_untrusted,
             }
             for note in notes
         ]
@@ -159,7 +163,10 @@ def search_notes(member: Member, params: SearchNotesInput) -> dict:
 
 def read_note(member: Member, params: ReadNoteInput) -> dict:
     note = _own_note(member, params.note_id)
-    return {"id": note.id, "title": note.title, "body": note.body, "updated_at": note.updated_at}
+    return {
+        "id": note.id, "title": note.title, "body": note.body, "updated_at": note.updated_at,
+        "untrusted": note.written_from_untrusted,
+    }
 
 
 def read_inbox(member: Member, params: ReadInboxInput) -> dict:
@@ -178,9 +185,18 @@ def read_inbox(member: Member, params: ReadInboxInput) -> dict:
     }
 
 
-def create_note(member: Member, params: CreateNoteInput) -> dict:
-    note = services.note_create(member, title=params.title, body=params.body)
+def create_note(member: Member, params: CreateNoteInput, context: ToolContext) -> dict:
+    # The note keeps the context's mark: read back later, it taints that context too.
+    note = services.note_create(
+        member, title=params.title, body=params.body, written_from_untrusted=context.untrusted
+    )
     return {"id": note.id, "title": note.title}
+
+
+def marks_of_notes(result: dict) -> set[str]:
+    """search_notes / read_note: untrusted when a note was written from third-party content."""
+    notes = result.get("notes", [result]) if isinstance(result, dict) else []
+    return {"untrusted"} if any(isinstance(n, dict) and n.get("untrusted") for n in notes) else set()
 
 
 def describe_delete_note(member: Member, params: DeleteNoteInput) -> Description:
@@ -201,8 +217,10 @@ def perform_delete_note(member: Member, params: DeleteNoteInput) -> dict:
 
 
 def describe_send_email(member: Member, params: SendEmailInput) -> Description:
+    # The whole effect up front (recipient, subject, full body): what the
+    # person confirms is exactly what leaves, nothing hidden behind "Details".
     return Description(
-        text=f"Send an email to {params.to}: “{params.subject}”",
+        text=f"Send an email\nTo: {params.to}\nSubject: {params.subject}\n\n{params.body}",
         snapshot={
             "to": params.to,
             "subject": params.subject,
@@ -236,6 +254,7 @@ TOOLSET = Toolset(
             input=SearchNotesInput,
             output=SearchNotesOutput,
             run=search_notes,
+            result_marks=marks_of_notes,
         ),
         Tool(
             name="read_note",
@@ -246,6 +265,7 @@ TOOLSET = Toolset(
             input=ReadNoteInput,
             output=NoteOutput,
             run=read_note,
+            result_marks=marks_of_notes,
         ),
         Tool(
             name="read_inbox",
@@ -266,6 +286,7 @@ TOOLSET = Toolset(
             input=CreateNoteInput,
             output=CreateNoteOutput,
             run=create_note,
+            takes_context=True,
         ),
         Tool(
             name="delete_note",

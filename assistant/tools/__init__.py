@@ -11,6 +11,7 @@ from assistant.tools.framework import (
     Annotations,
     Description,
     Tool,
+    ToolContext,
     ToolError,
     ToolInput,
     ToolInputError,
@@ -28,6 +29,7 @@ from assistant.tools.framework import (
     parse_input,
     perform,
     result_for_model,
+    result_marks,
     tool_spec,
     tool_specs,
 )
@@ -39,6 +41,7 @@ __all__ = [
     "Annotations",
     "Description",
     "Tool",
+    "ToolContext",
     "ToolError",
     "ToolInput",
     "ToolInputError",
@@ -56,6 +59,7 @@ __all__ = [
     "parse_input",
     "perform",
     "result_for_model",
+    "result_marks",
     "tool_spec",
     "tool_specs",
 ]

@@ -13,7 +13,7 @@ tool.
 
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -109,6 +109,23 @@ _ANNOTATIONS_BY_CLASS = {
 }
 
 RunFunction = Callable[[Member, Any], Any]
+# A write tool that stores content declares `takes_context=True`; its `run`
+# then receives a ToolContext third, to keep the context's mark with what it writes.
+ContextRunFunction = Callable[[Member, Any, "ToolContext"], Any]
+# A read tool whose results may carry such marks declares `result_marks`:
+# result (JSON types) -> the flags that result carries itself.
+ResultMarksFunction = Callable[[Any], Iterable[str]]
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    """What the engine knows of the context a tool call came from.
+
+    `untrusted`: third-party content was in what the model saw. The default is
+    the conservative one, for a door (MCP) that can't know its caller's context.
+    """
+
+    untrusted: bool = True
 DescribeFunction = Callable[[Member, Any], Description]
 
 
@@ -122,7 +139,9 @@ class Tool:
     output: type[BaseModel] | None = None
     private: bool = False
     untrusted: bool = False
-    run: RunFunction | None = None
+    run: RunFunction | ContextRunFunction | None = None
+    takes_context: bool = False
+    result_marks: ResultMarksFunction | None = None
     describe: DescribeFunction | None = None
     perform: RunFunction | None = None
     # Per-tool override of the hints derived from the class, e.g. {"idempotent_hint": True}.
@@ -155,6 +174,8 @@ def _check_declaration(tool: Tool) -> None:
     if tool.output is not None and not (isinstance(tool.output, type) and issubclass(tool.output, BaseModel)):
         raise ImproperlyConfigured(f"{where}: output must be a pydantic model class.")
     _check_functions(tool, where)
+    if tool.takes_context and tool.tool_class != "write":
+        raise ImproperlyConfigured(f"{where}: only a write tool takes the context (it stores what it writes).")
     _check_forbids_unknown_fields(input_schema(tool), where)
     unknown_hints = set(tool.annotations) - set(Annotations.__dataclass_fields__)
     if unknown_hints:
@@ -291,7 +312,7 @@ def _coerce_input(tool: Tool, tool_input: Any) -> BaseModel:
 # --- Running -----------------------------------------------------------------
 
 
-def execute(tool: Tool, member: Member, tool_input: Any) -> Any:
+def execute(tool: Tool, member: Member, tool_input: Any, *, context: ToolContext | None = None) -> Any:
     """Run a read or write tool with the person's rights; the JSON-able result.
 
     A write runs inside one transaction, so a failure (a ToolError included)
@@ -300,10 +321,18 @@ def execute(tool: Tool, member: Member, tool_input: Any) -> Any:
     if not tool.runs_in_loop:
         raise WrongToolClass(f"{tool.name} is a {tool.tool_class} tool: only a confirmed card performs it.")
     parsed = _coerce_input(tool, tool_input)
+    arguments = (member, parsed, context or ToolContext()) if tool.takes_context else (member, parsed)
     if tool.tool_class == "read":
-        return to_jsonable(tool, tool.run(member, parsed))
+        return to_jsonable(tool, tool.run(*arguments))
     with transaction.atomic():
-        return to_jsonable(tool, tool.run(member, parsed))
+        return to_jsonable(tool, tool.run(*arguments))
+
+
+def result_marks(tool: Tool, result: Any) -> frozenset[str]:
+    """The flags a stored result of this tool carries itself (see `result_marks`)."""
+    if tool.result_marks is None or result is None:
+        return frozenset()
+    return frozenset(tool.result_marks(result))
 
 
 def describe(tool: Tool, member: Member, tool_input: Any) -> Description:

@@ -1,6 +1,10 @@
 import json
+import re
+import time
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from assistant.clients.base import ProviderError, Stop, TextDelta, ToolResults, Usage
 from assistant.history import load_history
@@ -146,19 +150,43 @@ def test_a_provider_error_mid_stream_keeps_the_text_and_logs_only_the_kind(owner
     assert account.reserved_micros == 0
 
 
-def test_text_is_written_to_the_database_while_it_streams(owner):
-    seen = []
+def text_writes(queries) -> list[str]:
+    """The texts the loop wrote into the reply while it streamed (the UPDATEs of `content`)."""
+    matches = (re.match(r"UPDATE \"conversations_message\" SET \"content\" = '([^']*)' WHERE", q["sql"])
+               for q in queries)
+    return [match.group(1) for match in matches if match]
 
+
+def test_text_is_written_to_the_database_while_it_streams(owner):
     def streaming(request):
-        message = Message.objects.filter(role="assistant").latest("seq")
         for word in ["one ", "two ", "three "]:
             yield TextDelta(word)
-            seen.append(Message.objects.get(id=message.id).content)
         yield Usage(1, 1)
         yield Stop("end_turn")
 
-    play(owner, ScriptedClient(streaming), clock=Clock(step=0.3))
-    assert seen == ["one ", "one two ", "one two three "]
+    with CaptureQueriesContext(connection) as queries:
+        play(owner, ScriptedClient(streaming), clock=Clock(step=0.3))
+
+    # 0.3 s between clock readings: each piece is written as it arrives (leading edge).
+    assert text_writes(queries.captured_queries) == ["one ", "one two ", "one two three "]
+
+
+def test_text_is_written_during_a_pause_of_the_model(owner):
+    def pausing(request):
+        yield TextDelta("Let me ")
+        yield TextDelta("think.")
+        time.sleep(2)  # composing a long tool input, say: nothing arrives
+        yield TextDelta(" Done.")
+        yield Usage(1, 1)
+        yield Stop("end_turn")
+
+    with CaptureQueriesContext(connection) as queries:
+        turn = play(owner, ScriptedClient(pausing), clock=time.monotonic)
+
+    # The words before the pause were written during it (trailing edge), not
+    # only when the next words came; then the final text.
+    assert text_writes(queries.captured_queries)[0] == "Let me think."
+    assert replies(turn)[0].content == "Let me think. Done."
 
 
 def test_a_twice_delivered_turn_runs_once(owner):

@@ -125,3 +125,60 @@ def test_the_module_imports_no_django():
 
     source = open(module.__file__, encoding="utf-8").read()
     assert "django" not in source
+
+
+# --- The taint of a context (the history sent to the model) -------------------------
+
+from assistant.trifecta import TAINTED, SeenCall, context_taint, taint_of_call, taint_union  # noqa: E402
+
+
+@pytest.mark.parametrize("flags", FLAG_SETS, ids=lambda flags: "+".join(sorted(flags)) or "no-flags")
+@pytest.mark.parametrize("marks", FLAG_SETS, ids=lambda marks: "+".join(sorted(marks)) or "no-marks")
+def test_a_vouched_call_is_tainted_by_its_flags_and_its_results_marks(flags, marks):
+    taint = taint_of_call(SeenCall(flags=flags, marks=marks))
+
+    assert taint == Taint("private" in flags | marks, "untrusted" in flags | marks)
+
+
+@pytest.mark.parametrize("marks", FLAG_SETS, ids=lambda marks: "+".join(sorted(marks)) or "no-marks")
+def test_a_call_nobody_vouches_for_counts_as_both(marks):
+    assert taint_of_call(SeenCall(flags=None, marks=marks)) == TAINTED
+
+
+def test_the_context_is_the_union_of_its_calls_whatever_their_order():
+    calls = [SeenCall(frozenset({"private"})), SeenCall(frozenset()), SeenCall(frozenset(), frozenset({"untrusted"}))]
+
+    for ordering in itertools.permutations(calls):
+        assert context_taint(ordering) == TAINTED
+    assert context_taint([]) == CLEAN
+    assert context_taint(calls[:2]) == Taint(read_private=True)
+
+
+def test_an_unknown_flag_or_mark_is_a_programming_error():
+    with pytest.raises(ValueError, match="Unknown tool flags"):
+        taint_of_call(SeenCall(frozenset({"secret"})))
+    with pytest.raises(ValueError, match="Unknown tool flags"):
+        taint_of_call(SeenCall(frozenset(), frozenset({"secret"})))
+
+
+@pytest.mark.parametrize("first", TAINTS, ids=str)
+@pytest.mark.parametrize("second", TAINTS, ids=str)
+def test_union_never_removes_a_taint(first, second):
+    union = taint_union(first, second)
+
+    assert union.read_private == (first.read_private or second.read_private)
+    assert union.read_untrusted == (first.read_untrusted or second.read_untrusted)
+
+
+def test_the_guard_stays_pure():
+    import ast
+    import pathlib
+
+    source = pathlib.Path(__file__).resolve().parents[2] / "assistant" / "trifecta.py"
+    imported = {
+        alias.name.split(".")[0]
+        for node in ast.walk(ast.parse(source.read_text()))
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        for alias in (node.names if isinstance(node, ast.Import) else [ast.alias(node.module or "")])
+    }
+    assert imported <= {"collections", "dataclasses", "enum"}

@@ -64,16 +64,36 @@ def test_audit_reports_every_mismatch(activity, acme):
 
 
 def test_audit_exits_non_zero_from_the_command_line(activity, acme, capsys):
-    CreditAccount.objects.filter(organization=acme, month="2026-01").update(granted_micros=0)
+    CreditAccount.objects.filter(organization=acme, month="2026-01").update(granted_micros=F("granted_micros") + 1)
 
     with pytest.raises(SystemExit) as exited:
         ManagementUtility(["manage.py", "credits_audit"]).execute()
 
     assert exited.value.code != 0
-    assert "(acme 2026-01): granted_micros is 0" in capsys.readouterr().err
+    assert "(acme 2026-01): granted_micros is 10000001" in capsys.readouterr().err
 
 
 def test_audit_of_an_empty_database_is_clean(db):
     out, _ = audit()
 
     assert "match" in out
+
+
+def test_audit_names_a_ledger_that_overdrew_an_account_at_some_moment(activity, acme):
+    from credits.models import LedgerEntry
+
+    january = CreditAccount.objects.get(organization=acme, month="2026-01")
+    # A forged history: the whole allowance used before a later grant put it right.
+    LedgerEntry.objects.create(account=january, kind="settle", turn_id=new_turn(), used_delta=10_000_000,
+                               created_at=JANUARY_LAST_MINUTE)
+    LedgerEntry.objects.create(account=january, kind="grant", granted_delta=10_000_000,
+                               created_at=JANUARY_LAST_MINUTE)
+    CreditAccount.objects.filter(pk=january.pk).update(
+        used_micros=F("used_micros") + 10_000_000, granted_micros=F("granted_micros") + 10_000_000
+    )
+    err = io.StringIO()
+
+    with pytest.raises(CommandError, match="1 credit account"):
+        call_command("credits_audit", stderr=err)
+
+    assert err.getvalue().strip().startswith(f"account {january.pk} (acme 2026-01): overdrawn by ")

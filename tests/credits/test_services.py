@@ -154,18 +154,20 @@ def test_settle_charges_the_cost_and_releases_the_reservation(owner):
     assert_audit_clean()
 
 
-def test_a_cost_above_the_reservation_is_charged_in_full(owner, small_org):
+def test_a_cost_above_what_the_account_holds_is_charged_up_to_the_balance_only(owner, small_org):
     turn_id, _ = reserve(owner)
 
     credits_settle(turn_id=turn_id, cost_micros=micros_from_credits(10))
 
     granted, used, reserved = totals(small_org, "2026-03")
-    assert (used, reserved) == (micros_from_credits(10), 0)
-    assert credits_summary(owner.member, now=MID_MARCH).remaining_micros == micros_from_credits(-3)
+    # 7 credits granted: the account can take 7, never 10.
+    assert (granted, used, reserved) == (micros_from_credits(7), micros_from_credits(7), 0)
+    assert credits_summary(owner.member, now=MID_MARCH).remaining_micros == 0
+    assert "30000 micros above the balance not charged" in LedgerEntry.objects.get(kind="settle").reason
     assert_audit_clean()
 
 
-def test_an_overdrawn_organization_starts_no_new_turn(owner, small_org):
+def test_an_organization_with_nothing_left_starts_no_new_turn(owner, small_org):
     turn_id, _ = reserve(owner)
     credits_settle(turn_id=turn_id, cost_micros=micros_from_credits(10))
 

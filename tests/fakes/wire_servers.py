@@ -25,6 +25,10 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0  # seconds before answering, to provoke client timeouts
     chunk_size: int = 0  # >0: write the body in pieces this small, flushed one by one
+    # Stop writing for `pause` seconds once the first `pause_after` bytes are out
+    # (a model composing a long tool input); WireServer.pausing is set meanwhile.
+    pause_after: int = 0
+    pause: float = 0.0
 
 
 @dataclass
@@ -41,6 +45,7 @@ class RecordedRequest:
 class WireServer:
     def __init__(self) -> None:
         self.requests: list[RecordedRequest] = []
+        self.pausing = threading.Event()
         self._replies: list[Reply] = []
         self._lock = threading.Lock()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
@@ -93,10 +98,20 @@ def _handler_for(server: WireServer) -> type[BaseHTTPRequestHandler]:
             self._write(reply)
 
         def _write(self, reply: Reply) -> None:
-            size = reply.chunk_size or len(reply.body) or 1
+            if reply.pause_after:
+                self._write_pieces(reply, reply.body[: reply.pause_after])
+                server.pausing.set()
+                time.sleep(reply.pause)
+                server.pausing.clear()
+                self._write_pieces(reply, reply.body[reply.pause_after :])
+            else:
+                self._write_pieces(reply, reply.body)
+
+        def _write_pieces(self, reply: Reply, body: bytes) -> None:
+            size = reply.chunk_size or len(body) or 1
             try:
-                for start in range(0, len(reply.body), size):
-                    self.wfile.write(reply.body[start : start + size])
+                for start in range(0, len(body), size):
+                    self.wfile.write(body[start : start + size])
                     self.wfile.flush()
             except (BrokenPipeError, ConnectionResetError):
                 pass  # the client gave up (a timeout test): nothing to answer

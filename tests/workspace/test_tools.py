@@ -107,7 +107,8 @@ def test_search_notes_returns_the_owners_matches_in_the_agreed_shape(owner, ever
     result = run("search_notes", owner, {"query": "budget"})
 
     assert result == {
-        "notes": [{"id": note.id, "title": "Plan", "snippet": note.body, "updated_at": iso(note.updated_at)}]
+        "notes": [{"id": note.id, "title": "Plan", "snippet": note.body, "updated_at": iso(note.updated_at),
+                   "untrusted": False}]
     }
     assert json.loads(result_for_model(result)) == result
 
@@ -149,6 +150,7 @@ def test_read_note_by_the_owner(owner, owner_note):
         "title": "Plan",
         "body": owner_note.body,
         "updated_at": iso(owner_note.updated_at),
+        "untrusted": False,
     }
 
 
@@ -307,10 +309,11 @@ def test_send_email_never_runs_in_the_loop(owner):
     assert mail.outbox == []
 
 
-def test_send_email_is_described_with_the_senders_address(owner):
+def test_send_email_is_described_whole_with_the_senders_address(owner):
     description = describe(TOOLS["send_email"], owner.member, EMAIL)
 
-    assert description.text == "Send an email to anna@example.com: “Minutes”"
+    # Recipient, subject and the full body, up front on the card.
+    assert description.text == f"Send an email\nTo: anna@example.com\nSubject: Minutes\n\n{EMAIL['body']}"
     assert description.snapshot == {**EMAIL, "from": "assistant@localhost"}
     assert mail.outbox == []
 
