@@ -3,7 +3,7 @@ import re
 from django.conf import settings
 from django.http import JsonResponse
 
-CONVERSATION_UPLOAD = re.compile(r"^/api/conversations/[^/]+/?$")
+CONVERSATION_UPLOAD = re.compile(r"^/(api|ai)/conversations/[^/]+/?$")
 
 
 def body_limit(request) -> int:
@@ -28,7 +28,7 @@ class ApiBodyLimitMiddleware:
         self.get_response = get_response
 
     def __call__(self, request):
-        if request.path.startswith("/api/"):
+        if request.path.startswith(("/api/", "/ai/")):
             try:
                 length = int(request.META.get("CONTENT_LENGTH") or 0)
             except ValueError:

@@ -9,6 +9,8 @@ urlpatterns = [
     path("api/", include("conversations.urls")),
     path("api/", include("credits.urls")),
     path("api/", include("assistant.urls")),
+    # The esm-ai-memory contract, served as its clients call it.
+    path("ai/", include("surfaces.ai_memory.urls")),
 ]
 
 # The browser UI (login, chat, data page).

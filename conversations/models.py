@@ -21,6 +21,14 @@ class Thread(models.Model):
     updated_at = models.DateTimeField()
     last_activity_at = models.DateTimeField()
     status = models.CharField(max_length=12, choices=Status.choices, default=Status.IDLE)
+    # The esm-ai-memory door (/ai/) lets the client choose any string as id;
+    # `id` is then derived from it (surfaces/ai_memory/ids.py) and the string
+    # kept here, so /api/ keeps showing UUIDs. Empty: the id is `id` itself.
+    external_id = models.CharField(max_length=200, blank=True, default="")
+    # The last /ai/ upload's document without its messages, as the client's
+    # JSON text (key order and date formats kept: a jsonb column would reorder
+    # keys). Empty after an /api/ upload, which has no fields of its own.
+    client_json = models.TextField(blank=True, default="")
 
     class Meta:
         indexes = [
@@ -65,6 +73,12 @@ class Message(models.Model):
     # the assistant app.
     turn_id = models.UUIDField(null=True, blank=True, db_index=True)
     created_at = models.DateTimeField()
+    # As on Thread: the /ai/ client's own string id when it is not a UUID.
+    external_id = models.CharField(max_length=200, blank=True, default="")
+    # As on Thread: the message as the /ai/ client sent it (its `content`
+    # stored once, in `content`, and null here); empty when the last write of
+    # this message came from elsewhere.
+    client_json = models.TextField(blank=True, default="")
 
     class Meta:
         ordering = ["seq"]

@@ -1,5 +1,6 @@
 """The conversations' part of a person's export and erasure (organizations.personal_data)."""
 
+import json
 from collections.abc import Callable
 
 from django.db.models import Prefetch
@@ -46,13 +47,24 @@ def export_conversations(member: Member) -> list[dict]:
     for thread in threads:
         document = conversation_to_json(thread)
         document["lastActivityAt"] = iso(thread.last_activity_at)
+        _add_client_document(document, thread)
         for data, message in zip(document["messages"], thread.messages.all(), strict=True):
             data.update(seq=message.seq, turnId=str(message.turn_id) if message.turn_id else None,
                         notice=message.notice)
+            _add_client_document(data, message)
             for call_data, call in zip(data["toolCalls"], message.tool_calls.all(), strict=True):
                 call_data.update(createdAt=iso(call.created_at), finishedAt=iso(call.finished_at))
         exported.append(document)
     return exported
+
+
+def _add_client_document(data: dict, row) -> None:
+    """What an esm-ai-memory client (/ai/) stored of its own: its id and its
+    document as sent (fields the server does not read are personal data too)."""
+    if row.external_id:
+        data["clientId"] = row.external_id
+    if row.client_json:
+        data["clientDocument"] = json.loads(row.client_json)
 
 
 def erase_conversations(user, batch_size: int) -> int:

@@ -48,6 +48,10 @@ class MessageData:
     content: str
     created_at: datetime
     tool_calls: list[ToolCallData] = field(default_factory=list)
+    # Only from the /ai/ door: the client's own string id (when it is not the
+    # UUID `id` itself) and the message as it sent it (see Message.client_json).
+    external_id: str = ""
+    client_json: str = ""
 
 
 @dataclass(frozen=True)
@@ -57,6 +61,9 @@ class ConversationData:
     created_at: datetime
     updated_at: datetime
     messages: list[MessageData]
+    # As on MessageData (see Thread.client_json).
+    external_id: str = ""
+    client_json: str = ""
 
 
 @dataclass(frozen=True)
@@ -174,9 +181,10 @@ def stored_bytes(data: ConversationData) -> int:
     """What a conversation stores, in bytes: the UTF-8 text of its messages and
     the compact JSON of its tool calls (raw results are kept whole, so they
     are most of it)."""
-    total = 0
+    total = len(data.client_json.encode())
     for message in data.messages:
-        total += len(message.content.encode())
+        # An /ai/ client's document is stored as it came (tool calls included).
+        total += len(message.content.encode()) + len(message.client_json.encode())
         for call in message.tool_calls:
             total += len(call.tool_use_id.encode()) + len(call.name.encode())
             total += len(_canonical_json(call.input).encode()) + len(_canonical_json(call.result).encode())
@@ -208,19 +216,22 @@ def _save_thread(thread: Thread, data: ConversationData, *, is_new: bool) -> Non
     thread.title = choose_title(data.title, first_user)
     thread.created_at = data.created_at
     thread.updated_at = data.updated_at
+    thread.client_json = data.client_json
     # Activity is when the server received the write, not the client's clock:
     # an upload of an old conversation must not be purged as idle at once.
     thread.last_activity_at = timezone.now()
     if is_new:
+        thread.external_id = data.external_id
         thread.save(force_insert=True)
     else:
-        thread.save(update_fields=["title", "created_at", "updated_at", "last_activity_at"])
+        thread.save(update_fields=["title", "created_at", "updated_at", "last_activity_at", "client_json"])
 
 
 # What an upsert reads of each stored message: plain tuples, not model
 # instances (a re-upload of thousands of messages reads them all, under the lock).
-_STORED_FIELDS = ("id", "client_id", "seq", "role", "content", "created_at", "turn_id", "status", "notice")
-_SERVER_FIELDS = ("seq", "role", "content", "created_at", "turn_id", "status", "notice")
+_STORED_FIELDS = ("id", "client_id", "seq", "role", "content", "created_at", "turn_id", "status", "notice",
+                  "client_json")
+_SERVER_FIELDS = ("seq", "role", "content", "created_at", "turn_id", "status", "notice", "client_json")
 
 
 def _apply_messages(thread: Thread, sent: list[MessageData], *, is_new: bool) -> UpsertWrites:
@@ -246,7 +257,8 @@ def _apply_messages(thread: Thread, sent: list[MessageData], *, is_new: bool) ->
         row = stored.get(message.id)
         if row is None:
             new = Message(client_id=message.id, thread=thread, seq=seq, role=message.role,
-                          content=message.content, created_at=message.created_at)
+                          content=message.content, created_at=message.created_at,
+                          external_id=message.external_id, client_json=message.client_json)
             created.append((new, message))
             continue
         if row.seq != seq:
@@ -279,7 +291,9 @@ def _fields_after(row, message: MessageData, seq: int, *, calls_changed: bool) -
     so a changed message loses it (and a new one never gets one).
     """
     fields = {"seq": seq, "role": message.role, "content": message.content, "created_at": message.created_at,
-              "turn_id": row.turn_id, "status": row.status, "notice": row.notice}
+              "turn_id": row.turn_id, "status": row.status, "notice": row.notice,
+              # The last write's own document: an /api/ write (none) clears an /ai/ one.
+              "client_json": message.client_json}
     if calls_changed or (row.role, row.content) != (message.role, message.content):
         fields.update(turn_id=None, status=Message.Status.COMPLETE, notice="")
     return fields

@@ -1,0 +1,90 @@
+"""The esm-ai-memory contract at /ai/conversations, as the seed's backend adapter calls it.
+
+Thin views over conversations' selectors and services (the same upsert as
+PUT /api/conversations/{id}); the person is implicit (token or session, and
+the token's or session's organization), as on /api/.
+"""
+
+from django.conf import settings
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
+from rest_framework import status
+from rest_framework.response import Response
+
+from config.api_errors import ApiError, bad_request, conflict, not_found
+from conversations import selectors, services
+from conversations.api import BUSY
+from conversations.serializers import too_many_messages
+from organizations.api import ORGANIZATION_PARAMETER, MemberAPIView
+from surfaces.ai_memory import documents, ids
+
+TAG = "esm-ai-memory"
+
+
+def parse_client_id(raw: str) -> str:
+    if not ids.is_client_id(raw):
+        raise bad_request("invalid_id", "The conversation id must be 1 to 200 letters, digits, '-', '_', ':' or '.'.",
+                          {"id": ["Invalid id."]})
+    return raw
+
+
+class AiConversationListView(MemberAPIView):
+    @extend_schema(tags=[TAG], parameters=[ORGANIZATION_PARAMETER], responses=OpenApiTypes.OBJECT,
+                   description="ConversationSummary[]: a bare array of every conversation, newest updatedAt first.")
+    def get(self, request):
+        threads = selectors.thread_list(self.member)
+        return Response([documents.render_summary(thread) for thread in threads])
+
+
+class AiConversationDetailView(MemberAPIView):
+    @extend_schema(tags=[TAG], parameters=[ORGANIZATION_PARAMETER], responses=OpenApiTypes.OBJECT,
+                   description="The StoredConversation, with the client's own fields as it sent them.")
+    def get(self, request, conversation_id: str):
+        thread_id = ids.conversation_uuid(self.member, parse_client_id(conversation_id))
+        return Response(documents.render_conversation(self._thread(thread_id)))
+
+    @extend_schema(tags=[TAG], parameters=[ORGANIZATION_PARAMETER], request=OpenApiTypes.OBJECT,
+                   responses=OpenApiTypes.OBJECT,
+                   description="Full upsert of a StoredConversation; last write wins by updatedAt. "
+                               "Answers the stored version (the newer of the two).")
+    def put(self, request, conversation_id: str):
+        client_id = parse_client_id(conversation_id)
+        serializer = documents.ConversationSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        if serializer.validated_data["id"] != client_id:
+            raise bad_request("id_mismatch", "The body's id differs from the URL's.", {"id": ["Must match the URL."]})
+        data = documents.conversation_data(self.member, request.data, serializer.validated_data)
+        self._upsert(data)
+        return Response(documents.render_conversation(self._thread(data.id)))
+
+    @extend_schema(tags=[TAG], parameters=[ORGANIZATION_PARAMETER], responses={204: None})
+    def delete(self, request, conversation_id: str):
+        thread_id = ids.conversation_uuid(self.member, parse_client_id(conversation_id))
+        try:
+            services.thread_delete(self.member, thread_id=thread_id)
+        except selectors.ConversationNotFound:
+            raise not_found("No such conversation.") from None
+        except services.ConversationBusy:
+            raise conflict("conversation_busy", BUSY) from None
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+    def _thread(self, thread_id):
+        try:
+            return selectors.thread_with_messages(self.member, thread_id)
+        except selectors.ConversationNotFound:
+            raise not_found("No such conversation.") from None
+
+    def _upsert(self, data) -> None:
+        try:
+            services.conversation_upsert(self.member, data=data)
+        except selectors.ConversationNotFound:
+            raise not_found("No such conversation.") from None
+        except services.ConversationBusy:
+            raise conflict("conversation_busy", BUSY) from None
+        except services.TooManyMessages:
+            raise too_many_messages() from None
+        except services.ConversationTooLarge:
+            raise ApiError(
+                status_code=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE, code="conversation_too_large",
+                detail=f"A conversation may store at most {settings.CONVERSATION_MAX_BYTES} bytes.",
+            ) from None

@@ -1,0 +1,304 @@
+"""The esm-ai-memory contract at /ai/conversations, driven as the seed's backend adapter does.
+
+The seed (shared/seeds/esm-ai-memory.txt): list → ConversationSummary[] (a bare
+array), get → StoredConversation, PUT = full upsert with the document as body,
+DELETE → 204, the user implicit; at login the client hydrates by last write
+wins on updatedAt, later it uploads what changed locally. The client's ids are
+its own strings, its dates ISO or epoch milliseconds, and fields the server
+does not know come back as sent.
+"""
+
+import json
+from datetime import timedelta
+
+import pytest
+
+from conversations.models import Message, Thread
+from tests.conversations.factories import BASE_TIME, iso, make_thread
+
+EPOCH_MS = int(BASE_TIME.timestamp() * 1000)
+
+
+def url(conversation_id=None) -> str:
+    return "/ai/conversations" + (f"/{conversation_id}" if conversation_id else "")
+
+
+def client_document(conversation_id="conv:2026-11.a_1", *, updated_ms=EPOCH_MS + 60_000, text="Zurich notes?"):
+    """What the esm-ai-memory client stores locally: its own ids, epoch dates,
+    and fields of its own at every level, in its own key order."""
+    return {
+        "id": conversation_id,
+        "userId": "egen-user-42",
+        "updatedAt": updated_ms,
+        "createdAt": EPOCH_MS,
+        "title": None,
+        "widget": {"panel": "right", "z": [1, 2.5, None, True]},
+        "messages": [
+            {
+                "role": "user",
+                "id": "msg-1",
+                "createdAt": EPOCH_MS,
+                "content": text,
+                "pending": False,
+                "localOnly": {"draft": "", "émoji": "🙂"},
+            },
+            {
+                "id": "msg-2",
+                "role": "assistant",
+                "content": "Let me look.",
+                "createdAt": iso(BASE_TIME + timedelta(seconds=5)),
+                "toolCalls": [
+                    {
+                        "name": "search_notes",
+                        "id": "toolu_01",
+                        "input": {"query": "Zurich", "limit": 5, "a": 1},
+                        "result": {"notes": [{"title": "Trip", "z": 1.0}], "b": 2},
+                        "durationMs": 412,
+                    }
+                ],
+                "model": "claude-x",
+            },
+        ],
+    }
+
+
+class BackendAdapter:
+    """The seed's backend-adapter.ts in Python: any non-ok answer is 'nothing to do'."""
+
+    def __init__(self, http):
+        self.http = http
+
+    def list_conversations(self) -> list[dict] | None:
+        response = self.http.get(url())
+        return response.json() if response.status_code == 200 else None
+
+    def get_conversation(self, conversation_id) -> dict | None:
+        response = self.http.get(url(conversation_id))
+        return response.json() if response.status_code == 200 else None
+
+    def save_conversation(self, document) -> bool:
+        return self.http.put(url(document["id"]), document, format="json").status_code == 200
+
+    def delete_conversation(self, conversation_id) -> bool:
+        return self.http.delete(url(conversation_id)).status_code == 204
+
+
+def hydrate(adapter: BackendAdapter, local: dict[str, dict]) -> None:
+    """hydrateFromBackend(): fetch what the backend has newer, by updatedAt."""
+    for summary in adapter.list_conversations() or []:
+        mine = local.get(summary["id"])
+        if mine is None or summary["updatedAt"] > mine["updatedAt"]:
+            local[summary["id"]] = adapter.get_conversation(summary["id"])
+
+
+def client_fields(sent: dict, got: dict) -> str:
+    """The bytes of the client's own fields in what came back, in the client's key order."""
+    def pick(sent_value, got_value):
+        if isinstance(sent_value, dict):
+            return {key: pick(value, got_value[key]) for key, value in sent_value.items()}
+        if isinstance(sent_value, list) and sent_value and isinstance(sent_value[0], dict):
+            return [pick(a, b) for a, b in zip(sent_value, got_value, strict=True)]
+        return got_value
+    return json.dumps(pick(sent, got), ensure_ascii=False, separators=(",", ":"))
+
+
+def as_bytes(document: dict) -> str:
+    return json.dumps(document, ensure_ascii=False, separators=(",", ":"))
+
+
+def test_the_seed_client_syncs_round_trips_and_deletes(owner):
+    adapter = BackendAdapter(owner.client)
+    assert adapter.list_conversations() == []
+
+    # Upload after local changes: the document as the client keeps it.
+    local = {"conv:2026-11.a_1": client_document()}
+    assert adapter.save_conversation(local["conv:2026-11.a_1"])
+
+    # A second device hydrates: the same document, byte for byte on the client's fields.
+    other_device: dict[str, dict] = {}
+    hydrate(adapter, other_device)
+    got = other_device["conv:2026-11.a_1"]
+    sent = client_document()
+    assert client_fields(sent, got) == as_bytes(sent)
+    assert list(got)[: len(sent)] == list(sent)  # the client's keys first, in its order
+    assert got["status"] == "idle" and got["messages"][0]["status"] == "complete"  # plus the server's fields
+
+    # The first device edits locally, uploads; the other hydrates the newer version.
+    edited = client_document(updated_ms=EPOCH_MS + 120_000, text="Zurich and Geneva notes?")
+    edited["messages"][1]["toolCalls"][0]["result"]["b"] = 3
+    assert adapter.save_conversation(edited)
+    hydrate(adapter, other_device)
+    assert client_fields(edited, other_device["conv:2026-11.a_1"]) == as_bytes(edited)
+
+    # A stale device uploads an older version: last write wins, the newer stays.
+    assert adapter.save_conversation(client_document(updated_ms=EPOCH_MS + 90_000))
+    assert adapter.get_conversation("conv:2026-11.a_1")["messages"][0]["content"] == "Zurich and Geneva notes?"
+
+    # Hydrating when local is already current fetches nothing new and changes nothing.
+    before = as_bytes(other_device["conv:2026-11.a_1"])
+    hydrate(adapter, other_device)
+    assert as_bytes(other_device["conv:2026-11.a_1"]) == before
+
+    assert adapter.delete_conversation("conv:2026-11.a_1")
+    assert adapter.list_conversations() == []
+    assert adapter.get_conversation("conv:2026-11.a_1") is None
+    assert Thread.objects.count() == 0
+
+
+def test_the_list_is_a_bare_array_newest_first_in_the_clients_date_format(owner):
+    browser = make_thread(owner, title="From the browser", updated_at=BASE_TIME)
+    owner.client.put(url("older"), client_document("older", updated_ms=EPOCH_MS + 1_000), format="json")
+    owner.client.put(url("newer"), client_document("newer", updated_ms=EPOCH_MS + 2_000), format="json")
+    body = owner.client.get(url()).json()
+    assert [item["id"] for item in body] == ["newer", "older", str(browser.id)]
+    assert body[0] == {"id": "newer", "title": None, "createdAt": EPOCH_MS, "updatedAt": EPOCH_MS + 2_000,
+                       "status": "idle"}
+    assert body[2]["updatedAt"] == iso(BASE_TIME)
+
+
+def test_the_list_costs_the_same_queries_whatever_the_number(owner, django_assert_num_queries):
+    for count in (1, 20):
+        Thread.objects.all().delete()
+        for index in range(count):
+            owner.client.put(url(f"c{index}"), client_document(f"c{index}"), format="json")
+        # The token, the membership, then the threads.
+        with django_assert_num_queries(3):
+            assert len(owner.client.get(url()).json()) == count
+
+
+def test_the_same_conversation_is_seen_through_api_with_uuids_and_resumes(owner):
+    owner.client.put(url("conv-9"), client_document("conv-9"), format="json")
+    listed = owner.client.get("/api/conversations").json()["results"]
+    assert len(listed) == 1
+    thread = Thread.objects.get()
+    assert listed[0]["id"] == str(thread.id)
+    api_document = owner.client.get(f"/api/conversations/{thread.id}").json()
+    assert [message["id"] for message in api_document["messages"]] == [
+        str(message.client_id) for message in Message.objects.order_by("seq")
+    ]
+    assert api_document["messages"][1]["toolCalls"][0]["input"] == {"query": "Zurich", "limit": 5, "a": 1}
+
+    # Resumed in the browser: the chat takes the conversation by its UUID and appends a turn.
+    response = owner.client.post("/api/chat", {"message": "And Bern?", "conversationId": str(thread.id)},
+                                 format="json")
+    assert response.status_code == 202, response.json()
+    got = owner.client.get(url("conv-9")).json()
+    assert [message["id"] for message in got["messages"][:2]] == ["msg-1", "msg-2"]
+    assert got["messages"][2]["content"] == "And Bern?"
+    assert got["messages"][2]["id"] == response.json()["messageId"]
+    # The turn moved the conversation on: its updatedAt is the server's, in the client's format.
+    thread.refresh_from_db()
+    assert got["updatedAt"] == int(thread.updated_at.timestamp() * 1000) > EPOCH_MS + 60_000
+    assert got["widget"] == client_document()["widget"]
+
+
+def test_an_api_upload_of_the_same_conversation_replaces_the_clients_document(owner):
+    owner.client.put(url("conv-9"), client_document("conv-9"), format="json")
+    thread = Thread.objects.get()
+    document = owner.client.get(f"/api/conversations/{thread.id}").json()
+    document["updatedAt"] = iso(BASE_TIME + timedelta(hours=2))
+    document["messages"] = document["messages"][:1]
+    for key in ("userId", "status", "cards"):
+        document.pop(key)
+    for message in document["messages"]:
+        message.pop("status"), message.pop("notice")
+    assert owner.client.put(f"/api/conversations/{thread.id}", document, format="json").json()["applied"]
+    got = owner.client.get(url("conv-9")).json()
+    assert "widget" not in got and got["updatedAt"] == iso(BASE_TIME + timedelta(hours=2))
+    assert got["messages"][0]["id"] == "msg-1" and "pending" not in got["messages"][0]
+
+
+def test_two_people_may_choose_the_same_ids(owner, colleague):
+    for person in (owner, colleague):
+        assert person.client.put(url("chat-1"), client_document("chat-1"), format="json").status_code == 200
+    assert Thread.objects.count() == 2
+    assert {thread.user_id for thread in Thread.objects.all()} == {owner.user.id, colleague.user.id}
+
+
+@pytest.mark.parametrize("who", ["colleague", "outsider"])
+def test_another_persons_conversation_is_not_found(owner, colleague, outsider, who):
+    person = {"colleague": colleague, "outsider": outsider}[who]
+    owner.client.put(url("conv-9"), client_document("conv-9"), format="json")
+    thread = Thread.objects.get()
+    assert person.client.get(url()).json() == []
+    for conversation_id in ("conv-9", str(thread.id)):
+        assert person.client.get(url(conversation_id)).status_code == 404
+        assert person.client.delete(url(conversation_id)).status_code == 404
+    # Their own "conv-9" is a different conversation; the owner's UUID is not theirs to write.
+    taken = client_document(str(thread.id))
+    response = person.client.put(url(str(thread.id)), taken, format="json")
+    assert response.status_code == 404 and response.json()["code"] == "not_found"
+    assert Thread.objects.get(id=thread.id).user_id == owner.user.id
+    assert owner.client.get(url("conv-9")).json()["messages"][0]["content"] == "Zurich notes?"
+
+
+def test_anonymous_gets_401_everywhere(anonymous, owner):
+    owner.client.put(url("conv-9"), client_document("conv-9"), format="json")
+    for response in (anonymous.get(url()), anonymous.get(url("conv-9")), anonymous.delete(url("conv-9")),
+                     anonymous.put(url("conv-9"), client_document("conv-9"), format="json")):
+        assert response.status_code == 401
+        assert response.json()["code"] == "not_authenticated"
+    assert Thread.objects.count() == 1
+
+
+def test_the_browser_session_works_too(owner):
+    from rest_framework.test import APIClient
+    browser = APIClient()
+    browser.force_login(owner.user)
+    owner.client.put(url("conv-9"), client_document("conv-9"), format="json")
+    assert [item["id"] for item in browser.get(url()).json()] == ["conv-9"]
+
+
+@pytest.mark.parametrize(("path_id", "change", "field"), [
+    ("bad id", None, None),
+    ("x" * 201, None, None),
+    ("conv-9", lambda d: d.update(id="other"), "id"),
+    ("conv-9", lambda d: d["messages"][0].update(id="no spaces"), "messages.0.id"),
+    ("conv-9", lambda d: d["messages"][1].update(id="msg-1"), "messages"),
+    ("conv-9", lambda d: d.update(createdAt=True), "createdAt"),
+    ("conv-9", lambda d: d.update(createdAt=-1), "createdAt"),
+    ("conv-9", lambda d: d.update(updatedAt="yesterday"), "updatedAt"),
+    ("conv-9", lambda d: d.update(updatedAt=EPOCH_MS * 2), "updatedAt"),
+    ("conv-9", lambda d: d.update(createdAt=EPOCH_MS + 70_000), "createdAt"),
+    ("conv-9", lambda d: d["messages"][0].update(role="system"), "messages.0.role"),
+    ("conv-9", lambda d: d["messages"][0].update(content=5), "messages.0.content"),
+    ("conv-9", lambda d: d["widget"].update(bad="a\x00b"), None),
+])
+def test_bad_documents_are_refused_and_nothing_is_written(owner, path_id, change, field):
+    document = client_document("conv-9")
+    if change:
+        change(document)
+    response = owner.client.put(url(path_id), document, format="json")
+    assert response.status_code == 400
+    body = response.json()
+    assert body["code"] in ("invalid", "invalid_id", "id_mismatch")
+    if field:
+        assert field in body["fields"]
+    assert Thread.objects.count() == 0
+
+
+def test_a_conversation_too_large_is_413_and_nothing_is_written(owner, settings):
+    settings.CONVERSATION_MAX_BYTES = 500
+    document = client_document("conv-9")
+    document["widget"]["blob"] = "x" * 600  # the client's own fields count: they are stored too
+    response = owner.client.put(url("conv-9"), document, format="json")
+    assert response.status_code == 413 and response.json()["code"] == "conversation_too_large"
+    assert Thread.objects.count() == 0
+
+
+def test_delete_while_responding_is_409(owner):
+    owner.client.put(url("conv-9"), client_document("conv-9"), format="json")
+    Thread.objects.update(status=Thread.Status.RESPONDING)
+    response = owner.client.delete(url("conv-9"))
+    assert response.status_code == 409 and response.json()["code"] == "conversation_busy"
+    assert owner.client.put(url("conv-9"), client_document("conv-9", updated_ms=EPOCH_MS + 99_000),
+                            format="json").status_code == 409
+
+
+def test_the_persons_export_carries_the_clients_own_ids_and_fields(owner):
+    owner.client.put(url("conv-9"), client_document("conv-9"), format="json")
+    exported = owner.client.get("/api/me/export").json()["conversations"]
+    assert exported[0]["clientId"] == "conv-9"
+    assert exported[0]["clientDocument"]["widget"] == client_document()["widget"]
+    assert exported[0]["messages"][0]["clientId"] == "msg-1"
+    assert exported[0]["messages"][0]["clientDocument"]["localOnly"] == {"draft": "", "émoji": "🙂"}
