@@ -24,15 +24,20 @@ TRIFECTA_WARNING = (
 
 
 def propose(
-    member: Member, *, turn: Turn, tool: framework.Tool, tool_input: BaseModel, tool_call: ToolCall, warning: bool
+    member: Member, *, turn: Turn | None, tool: framework.Tool, tool_input: BaseModel, tool_call: ToolCall,
+    warning: bool,
 ) -> dict:
-    """Store a pending card for the person; the result tells the model it awaits them."""
+    """Store a pending card for the person; the result tells the model it awaits them.
+
+    `turn` is None for a door without turns (MCP): the card then belongs to
+    the thread of `tool_call`.
+    """
     description = framework.describe(tool, member, tool_input)
     input_json = tool_input.model_dump(mode="json")
     card = ActionCard.objects.create(
         organization_id=member.organization_id,
         user_id=member.user_id,
-        thread_id=turn.thread_id,
+        thread_id=turn.thread_id if turn is not None else tool_call.message.thread_id,
         turn=turn,
         tool_call=tool_call,
         tool_name=tool.name,

@@ -1,0 +1,44 @@
+"""Who calls /mcp: the person's API token (`Authorization: Bearer`), in the token's organization.
+
+The one place the MCP server checks a token: it runs on every HTTP request of
+a session (the SDK's bearer middleware), so a token revoked or a membership
+removed mid-session stops the next request.
+"""
+
+from asgiref.sync import sync_to_async
+from mcp.server.auth.provider import AccessToken
+from rest_framework.authtoken.models import Token
+
+from organizations.members import Member, NoOrganization, OrganizationNotFound, OrganizationRequired, resolve_member
+
+
+def member_for_token(raw: str) -> Member | None:
+    """The verified Member a raw API token stands for, or None (→ 401)."""
+    token = Token.objects.select_related("user").filter(key=raw).first()
+    if token is None or not token.user.is_active:
+        return None
+    try:
+        return resolve_member(token.user, None)
+    except (NoOrganization, OrganizationNotFound, OrganizationRequired):
+        return None
+
+
+class ApiTokenVerifier:
+    """The SDK's TokenVerifier protocol over the product's API tokens."""
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        member = await sync_to_async(member_for_token)(token)
+        if member is None:
+            return None
+        return AccessToken(
+            token=token, client_id=f"user:{member.user_id}", scopes=[],
+            subject=f"{member.organization_id}:{member.user_id}",
+            claims={"organization_id": member.organization_id, "user_id": member.user_id, "role": member.role,
+                    "organization_slug": member.organization_slug},
+        )
+
+
+def member_of(access_token: AccessToken) -> Member:
+    claims = access_token.claims or {}
+    return Member(organization_id=claims["organization_id"], user_id=claims["user_id"], role=claims["role"],
+                  organization_slug=claims["organization_slug"])
