@@ -8,7 +8,7 @@ the token's or session's organization), as on /api/.
 from django.conf import settings
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
-from rest_framework import status
+from rest_framework import serializers, status
 from rest_framework.response import Response
 
 from config.api_errors import ApiError, bad_request, conflict, not_found
@@ -21,6 +21,16 @@ from surfaces.ai_memory import documents, ids
 TAG = "esm-ai-memory"
 
 
+class SummarySchema(serializers.Serializer):
+    """For the OpenAPI schema only: dates are ISO strings or epoch milliseconds, as the client wrote them."""
+
+    id = serializers.CharField()
+    title = serializers.CharField(allow_null=True)
+    createdAt = serializers.JSONField()  # noqa: N815
+    updatedAt = serializers.JSONField()  # noqa: N815
+    status = serializers.CharField()
+
+
 def parse_client_id(raw: str) -> str:
     if not ids.is_client_id(raw):
         raise bad_request("invalid_id", "The conversation id must be 1 to 200 letters, digits, '-', '_', ':' or '.'.",
@@ -29,7 +39,8 @@ def parse_client_id(raw: str) -> str:
 
 
 class AiConversationListView(MemberAPIView):
-    @extend_schema(tags=[TAG], parameters=[ORGANIZATION_PARAMETER], responses=OpenApiTypes.OBJECT,
+    @extend_schema(tags=[TAG], operation_id="ai_conversations_list", parameters=[ORGANIZATION_PARAMETER],
+                   responses=SummarySchema(many=True),
                    description="ConversationSummary[]: a bare array of every conversation, newest updatedAt first.")
     def get(self, request):
         threads = selectors.thread_list(self.member)
