@@ -21,7 +21,7 @@ from surfaces.ai_memory import documents, ids
 TAG = "esm-ai-memory"
 
 
-class SummarySchema(serializers.Serializer):
+class AiConversationSummarySerializer(serializers.Serializer):
     """For the OpenAPI schema only: dates are ISO strings or epoch milliseconds, as the client wrote them."""
 
     id = serializers.CharField()
@@ -40,7 +40,7 @@ def parse_client_id(raw: str) -> str:
 
 class AiConversationListView(MemberAPIView):
     @extend_schema(tags=[TAG], operation_id="ai_conversations_list", parameters=[ORGANIZATION_PARAMETER],
-                   responses=SummarySchema(many=True),
+                   responses=AiConversationSummarySerializer(many=True),
                    description="ConversationSummary[]: a bare array of every conversation, newest updatedAt first.")
     def get(self, request):
         threads = selectors.thread_list(self.member)
