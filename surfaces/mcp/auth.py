@@ -6,6 +6,7 @@ removed mid-session stops the next request.
 """
 
 from asgiref.sync import sync_to_async
+from django.db import close_old_connections
 from mcp.server.auth.provider import AccessToken
 from rest_framework.authtoken.models import Token
 
@@ -23,11 +24,21 @@ def member_for_token(raw: str) -> Member | None:
         return None
 
 
+def _checked_once(raw: str) -> Member | None:
+    # As around a request's work (see server._like_a_request): no connection
+    # kept past its age in the thread that runs this.
+    close_old_connections()
+    try:
+        return member_for_token(raw)
+    finally:
+        close_old_connections()
+
+
 class ApiTokenVerifier:
     """The SDK's TokenVerifier protocol over the product's API tokens."""
 
     async def verify_token(self, token: str) -> AccessToken | None:
-        member = await sync_to_async(member_for_token)(token)
+        member = await sync_to_async(_checked_once)(token)
         if member is None:
             return None
         return AccessToken(

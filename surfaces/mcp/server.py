@@ -10,6 +10,7 @@ import time
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
+from django.db import close_old_connections
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.lowlevel import Server
@@ -25,6 +26,19 @@ from surfaces.mcp.sessions import SessionOwnerMismatch, state_for
 logger = logging.getLogger("surfaces.mcp")
 
 MCP_PATH = "/mcp"
+
+
+def _like_a_request(fn):
+    """Run `fn` as Django runs a request's work: database connections past
+    their age (CONN_MAX_AGE) or broken are closed before and after, as the
+    request_started/finished signals would, which nothing sends for MCP."""
+    def wrapped(*args, **kwargs):
+        close_old_connections()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            close_old_connections()
+    return sync_to_async(wrapped)
 
 
 async def list_tools(ctx, params) -> ListToolsResult:
@@ -44,7 +58,7 @@ async def call_tool(ctx, params: CallToolRequestParams):
     site_url = str(ctx.request.base_url) if ctx.request is not None else ""
     started = time.monotonic()
     try:
-        result = await sync_to_async(tools.call_tool)(
+        result = await _like_a_request(tools.call_tool)(
             member, state, params.name, params.arguments or {}, site_url=site_url)
     except UnknownTool as error:
         raise MCPError(code=INVALID_PARAMS, message=str(error)) from None

@@ -8,7 +8,9 @@ from contextlib import asynccontextmanager
 
 import httpx2
 import uvicorn
+from asgiref.sync import sync_to_async
 from django.core.asgi import get_asgi_application
+from django.db import connections
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
@@ -36,6 +38,10 @@ class RunningServer:
         self.server.should_exit = True
         self.thread.join(10)
         self.socket.close()
+        # The server's database work ran in asgiref's one sync thread, where
+        # connections live up to CONN_MAX_AGE: close them before the test
+        # database is dropped.
+        asyncio.run(sync_to_async(connections.close_all)())
 
 
 @asynccontextmanager
