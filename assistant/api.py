@@ -3,14 +3,17 @@
 import json
 from uuid import UUID
 
+from asgiref.sync import sync_to_async
 from django.core.exceptions import ImproperlyConfigured
-from django.http import StreamingHttpResponse
-from drf_spectacular.utils import extend_schema, inline_serializer
+from django.http import JsonResponse, StreamingHttpResponse
+from django.views.decorators.csrf import csrf_exempt
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import renderers, serializers, status
 from rest_framework.response import Response
 from sse_starlette.event import ServerSentEvent
 
-from assistant import chat, progress, selectors
+from assistant import chat, chat_reply, progress, selectors
 from config.api_errors import ApiError, bad_request, conflict, not_found
 from config.serializers import StrictCharField, StrictSerializer, StrictUUIDField, parse_uuid
 from conversations.api import BUSY
@@ -38,8 +41,21 @@ ChatResponse = inline_serializer("ChatAccepted", {
 })
 
 
+PREFER_PARAMETER = OpenApiParameter(
+    name="Prefer", type=OpenApiTypes.STR, location=OpenApiParameter.HEADER, required=False,
+    description="`wait=N` (RFC 7240, N ≤ 60): answer 200 with the reply if the turn ends within N seconds.",
+)
+
+ChatReply = inline_serializer("ChatReply", {
+    "reply": serializers.CharField(), "conversationId": serializers.UUIDField(), "turnId": serializers.UUIDField(),
+    "notice": serializers.CharField(required=False, help_text="A failed turn's notice for the person."),
+    "failureKind": serializers.CharField(required=False, allow_null=True),
+})
+
+
 class ChatView(MemberAPIView):
-    @extend_schema(parameters=[ORGANIZATION_PARAMETER], request=ChatRequestSerializer, responses={202: ChatResponse})
+    @extend_schema(parameters=[ORGANIZATION_PARAMETER, PREFER_PARAMETER], request=ChatRequestSerializer,
+                   responses={202: ChatResponse, 200: ChatReply})
     def post(self, request):
         serializer = ChatRequestSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
@@ -135,3 +151,25 @@ def sse_body(turn):
         else:
             name, data = item
             yield ServerSentEvent(data=json.dumps(data, ensure_ascii=False), event=name, id=str(number)).encode()
+
+
+def chat_endpoint():
+    """POST /api/chat: ChatView, and with `Prefer: wait=N` an async wait for the
+    reply (assistant.chat_reply) that holds no thread while it waits."""
+    drf_view = ChatView.as_view()
+
+    @csrf_exempt  # as DRF's own as_view(): SessionAuthentication enforces CSRF itself
+    async def endpoint(request, *args, **kwargs):
+        wait = chat_reply.requested_wait(request.headers.get("Prefer"))
+        response = await sync_to_async(drf_view)(request, *args, **kwargs)
+        if not wait or response.status_code != status.HTTP_202_ACCEPTED:
+            return response
+        reply = await chat_reply.wait_for_reply(UUID(response.data["turnId"]), wait)
+        if reply is not None:
+            response = JsonResponse(reply, status=status.HTTP_200_OK)
+        response["Preference-Applied"] = f"wait={wait}"
+        return response
+
+    # The schema generator (drf-spectacular) finds the DRF view through these.
+    endpoint.cls, endpoint.initkwargs = drf_view.cls, drf_view.initkwargs
+    return endpoint

@@ -1,11 +1,11 @@
 from django.urls import path
 
-from assistant.api import ChatView, TurnEventsView, TurnView
+from assistant.api import TurnEventsView, TurnView, chat_endpoint
 from assistant.cards_api import CardCancelView, CardConfirmView, CardView
 from assistant.me_api import MyExportView
 
 urlpatterns = [
-    path("chat", ChatView.as_view(), name="api-chat"),
+    path("chat", chat_endpoint(), name="api-chat"),
     path("turns/<str:turn_id>", TurnView.as_view(), name="turn-detail"),
     path("turns/<str:turn_id>/events", TurnEventsView.as_view(), name="turn-events"),
     path("cards/<str:card_id>", CardView.as_view(), name="card-detail"),

@@ -1,0 +1,73 @@
+"""CHLOVA's synchronous reply: `POST /api/chat` with `Prefer: wait=N` (RFC 7240).
+
+The turn still runs in a worker; the request only waits, asynchronously (no
+thread held while it waits), for the turn to end within N seconds, then
+answers 200 `{reply, conversationId, turnId}` (a failed turn: its notice and
+`failureKind` too). Past N seconds it answers the usual 202.
+"""
+
+import asyncio
+import re
+from uuid import UUID
+
+from asgiref.sync import sync_to_async
+
+from assistant.models import Turn
+from conversations.models import Message
+
+MAX_WAIT_SECONDS = 60
+# How often the wait looks at the turn (one indexed query each) when no
+# progress channel tells it sooner.
+POLL_SECONDS = 0.25
+
+ENDED = (Turn.Status.DONE, Turn.Status.FAILED)
+
+# One preference of a Prefer header: a token, optionally `=value` (token or
+# quoted string), then parameters after `;` that `wait` does not use.
+_PREFERENCE = re.compile(r'^\s*([!#$%&\'*+.^_`|~0-9A-Za-z-]+)\s*(?:=\s*("[^"]*"|[^;,\s]*))?')
+
+
+def requested_wait(header: str | None) -> int | None:
+    """Seconds to wait from a Prefer header, capped at MAX_WAIT_SECONDS; None
+    when there is no valid `wait` preference (then the request is answered as
+    usual: a preference that can't be honoured is ignored, RFC 7240 §2)."""
+    if not header:
+        return None
+    for preference in header.split(","):
+        match = _PREFERENCE.match(preference)
+        if match is None or match.group(1).lower() != "wait":
+            continue
+        value = (match.group(2) or "").strip('"')
+        if not value.isdigit():
+            return None
+        return min(int(value), MAX_WAIT_SECONDS)
+    return None
+
+
+def turn_reply(turn_id: UUID) -> dict | None:
+    """The reply of an ended turn for CHLOVA's contract; None while it runs."""
+    turn = Turn.objects.filter(id=turn_id).only("id", "thread_id", "status", "failure_kind").first()
+    if turn is None or turn.status not in ENDED:
+        return None
+    final = (
+        Message.objects.filter(turn_id=turn.id, role=Message.Role.ASSISTANT)
+        .order_by("-seq").only("content", "notice").first()
+    )
+    body = {"reply": final.content if final else "", "conversationId": str(turn.thread_id), "turnId": str(turn.id)}
+    if turn.status == Turn.Status.FAILED:
+        body.update(notice=final.notice if final else "", failureKind=turn.failure_kind or None)
+    return body
+
+
+async def wait_for_reply(turn_id: UUID, seconds: float, *, poll_seconds: float = POLL_SECONDS) -> dict | None:
+    """The turn's reply once it has ended, or None after `seconds`."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + seconds
+    reply = await sync_to_async(turn_reply)(turn_id)
+    while reply is None:
+        left = deadline - loop.time()
+        if left <= 0:
+            return None
+        await asyncio.sleep(min(poll_seconds, left))
+        reply = await sync_to_async(turn_reply)(turn_id)
+    return reply
