@@ -262,3 +262,7 @@ ASSISTANT_TRIFECTA = env_str("ASSISTANT_TRIFECTA", "warn")
 if ASSISTANT_TRIFECTA not in ("warn", "block"):
     raise ImproperlyConfigured("ASSISTANT_TRIFECTA must be 'warn' or 'block'.")
 ASSISTANT_CARD_LIFETIME_SECONDS = env_int("ASSISTANT_CARD_LIFETIME_SECONDS", 24 * 3600, minimum=60)
+
+# --- Other doors (surfaces/) -------------------------------------------------
+# Tool calls one person may make over MCP (DRF rate syntax: N/second|minute|hour|day).
+MCP_THROTTLE_RATE = env_str("MCP_THROTTLE_RATE", "120/minute")

@@ -22,10 +22,13 @@ from assistant.tools.framework import UnknownTool
 from surfaces.mcp import tools
 from surfaces.mcp.auth import ApiTokenVerifier, member_of
 from surfaces.mcp.sessions import SessionOwnerMismatch, state_for
+from surfaces.mcp.throttle import seconds_to_wait
 
 logger = logging.getLogger("surfaces.mcp")
 
 MCP_PATH = "/mcp"
+# A server-defined JSON-RPC error (the -32000..-32099 range): JSON-RPC has no 429.
+THROTTLED = -32029
 
 
 def _like_a_request(fn):
@@ -50,6 +53,10 @@ async def call_tool(ctx, params: CallToolRequestParams):
     if access_token is None:  # the route requires a token: only a misconfiguration gets here
         raise MCPError(code=INVALID_REQUEST, message="Authentication required.")
     member = member_of(access_token)
+    retry_after = await sync_to_async(seconds_to_wait)(member)
+    if retry_after is not None:
+        raise MCPError(code=THROTTLED, message=f"Too many tool calls: retry in {retry_after} s.",
+                       data={"code": "throttled", "retryAfter": retry_after})
     session_id = ctx.request.headers.get("mcp-session-id") if ctx.request is not None else None
     try:
         state = state_for(session_id, member)

@@ -4,6 +4,7 @@ against the real server (the project's ASGI app under uvicorn)."""
 import httpx2
 import pytest
 from django.core import mail
+from django.core.cache import cache
 from mcp.shared.exceptions import MCPError
 from rest_framework.authtoken.models import Token
 
@@ -198,3 +199,23 @@ def test_dns_rebinding_protection_follows_allowed_hosts(settings):
     assert "https://assistant.example.ch" in security.allowed_origins
     settings.ALLOWED_HOSTS = ["*"]
     assert not transport_security().enable_dns_rebinding_protection
+
+
+def test_tool_calls_are_throttled_per_person(server, owner, colleague, settings):
+    settings.MCP_THROTTLE_RATE = "2/minute"
+    cache.clear()  # ids are reused between tests: start from no history
+    token = token_of(owner)
+
+    async def go():
+        async with mcp_session(server.url, token) as session:
+            first = await session.call_tool("search_notes", {"query": ""})
+            await session.call_tool("search_notes", {"query": ""})
+            with pytest.raises(MCPError) as third:
+                await session.call_tool("create_note", {"title": "x", "body": "y"})
+            return first, third.value
+    first, third = run(go())
+    assert not first.is_error
+    assert third.code == -32029 and third.error.data["code"] == "throttled" and third.error.data["retryAfter"] >= 1
+    assert Note.objects.count() == 0
+    # Another person has their own allowance.
+    assert not call(server, colleague, "search_notes", {"query": ""}).is_error
