@@ -12,6 +12,7 @@ import json
 from datetime import timedelta
 
 import pytest
+from django.test import Client
 
 from conversations.models import Message, Thread
 from tests.conversations.factories import BASE_TIME, iso, make_thread
@@ -178,7 +179,13 @@ def test_the_same_conversation_is_seen_through_api_with_uuids_and_resumes(owner)
     ]
     assert api_document["messages"][1]["toolCalls"][0]["input"] == {"query": "Zurich", "limit": 5, "a": 1}
 
-    # Resumed in the browser: the chat takes the conversation by its UUID and appends a turn.
+    # Opened in the browser, by its UUID.
+    browser = Client()
+    browser.force_login(owner.user)
+    page = browser.get(f"/c/{thread.id}/")
+    assert page.status_code == 200 and "Zurich notes?" in page.content.decode()
+
+    # Resumed: the chat takes the conversation by its UUID and appends a turn.
     response = owner.client.post("/api/chat", {"message": "And Bern?", "conversationId": str(thread.id)},
                                  format="json")
     assert response.status_code == 202, response.json()

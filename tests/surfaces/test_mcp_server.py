@@ -5,6 +5,7 @@ import httpx2
 import pytest
 from django.core import mail
 from django.core.cache import cache
+from django.test import Client
 from mcp.shared.exceptions import MCPError
 from rest_framework.authtoken.models import Token
 
@@ -131,6 +132,10 @@ def test_a_confirm_tool_creates_a_card_confirmed_through_the_rest_api(server, ow
     thread = Thread.objects.get(id=stored.thread_id)
     assert (thread.user_id, thread.organization_id) == (owner.user.id, owner.organization.id)
     assert card["confirmUrl"] == f"{server.url}/c/{thread.id}/"
+    browser = Client()
+    browser.force_login(owner.user)
+    page = browser.get(card["confirmUrl"].removeprefix(server.url)).content.decode()
+    assert card["cardId"] in page and card["hash"] in page  # the card, with what its buttons send
     assert Note.objects.filter(id=note.id).exists()  # nothing happened over MCP
 
     # A colleague can't confirm it; the owner can, through the REST API, once.
