@@ -74,8 +74,10 @@ class ConversationSerializer(serializers.Serializer):
         return value
 
     def validate_messages(self, messages):
+        # Unique as strings and as the UUIDs they map to (a string spelling
+        # another's derived UUID would otherwise collide in the database).
         chosen = [message["id"] for message in messages]
-        if len(chosen) != len(set(chosen)):
+        if len(set(chosen)) != len(chosen) or len({ids.message_uuid(i) for i in chosen}) != len(chosen):
             raise serializers.ValidationError("Message ids must be unique within a conversation.")
         return messages
 

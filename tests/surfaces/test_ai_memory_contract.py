@@ -15,6 +15,7 @@ import pytest
 from django.test import Client
 
 from conversations.models import Message, Thread
+from surfaces.ai_memory.ids import message_uuid
 from tests.conversations.factories import BASE_TIME, iso, make_thread
 
 EPOCH_MS = int(BASE_TIME.timestamp() * 1000)
@@ -262,6 +263,7 @@ def test_the_browser_session_works_too(owner):
     ("conv-9", lambda d: d.update(id="other"), "id"),
     ("conv-9", lambda d: d["messages"][0].update(id="no spaces"), "messages.0.id"),
     ("conv-9", lambda d: d["messages"][1].update(id="msg-1"), "messages"),
+    ("conv-9", lambda d: d["messages"][1].update(id=str(message_uuid("msg-1"))), "messages"),
     ("conv-9", lambda d: d.update(createdAt=True), "createdAt"),
     ("conv-9", lambda d: d.update(createdAt=-1), "createdAt"),
     ("conv-9", lambda d: d.update(updatedAt="yesterday"), "updatedAt"),
