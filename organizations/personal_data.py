@@ -29,6 +29,7 @@ from django.utils import timezone
 
 from organizations.members import Member, member_from_membership
 from organizations.models import Membership, Organization
+from organizations.tokens import delete_tokens_of_user
 
 EXPORT_FORMAT = "assistant-personal-data/1"
 
@@ -170,7 +171,5 @@ def erase_user(user, batch_size: int) -> ErasureProgress:
 def close_access(user) -> int:
     """Deactivate the account (sessions and passwords stop working) and delete
     its API tokens. Returns the number of tokens deleted."""
-    from rest_framework.authtoken.models import Token
-
     get_user_model().objects.filter(pk=user.pk, is_active=True).update(is_active=False)
-    return Token.objects.filter(user_id=user.pk).delete()[0]
+    return delete_tokens_of_user(user.pk)
