@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from organizations.models import Membership, Organization
+from organizations.models import ApiToken, Membership, Organization
 
 
 class MembershipInline(admin.TabularInline):
@@ -23,3 +23,22 @@ class MembershipAdmin(admin.ModelAdmin):
     list_filter = ["role", "organization"]
     search_fields = ["user__username", "organization__slug"]
     autocomplete_fields = ["user", "organization"]
+
+
+@admin.register(ApiToken)
+class ApiTokenAdmin(admin.ModelAdmin):
+    """Staff see who holds which token and may revoke one (delete); never the
+    token, nor its digest or key prefix. Tokens are created by their owner."""
+
+    list_display = ["public_id", "user", "organization", "name", "created", "expiry"]
+    list_filter = ["organization"]
+    list_select_related = ["user", "organization"]
+    search_fields = ["user__username", "organization__slug"]
+    fields = ["public_id", "user", "organization", "name", "created", "expiry"]
+    readonly_fields = fields
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False

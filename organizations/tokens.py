@@ -14,6 +14,8 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
+from drf_spectacular.plumbing import build_bearer_security_scheme_object
 from knox.auth import TokenAuthentication
 from rest_framework import exceptions
 from rest_framework.authentication import get_authorization_header
@@ -50,6 +52,16 @@ class OrganizationTokenAuthentication(TokenAuthentication):
             auth_token.delete()
             return True
         return False
+
+
+class OrganizationTokenScheme(OpenApiAuthenticationExtension):
+    """The schema's security scheme for it (`Authorization: Bearer …`)."""
+
+    target_class = OrganizationTokenAuthentication
+    name = "bearerToken"
+
+    def get_security_definition(self, auto_schema):
+        return build_bearer_security_scheme_object(header_name="Authorization", token_prefix="Bearer")
 
 
 def create_token(member: Member, *, days: int | None = None, name: str = "") -> tuple[ApiToken, str]:
