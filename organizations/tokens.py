@@ -61,7 +61,7 @@ class OrganizationTokenScheme(OpenApiAuthenticationExtension):
     name = "bearerToken"
 
     def get_security_definition(self, auto_schema):
-        return build_bearer_security_scheme_object(header_name="Authorization", token_prefix="Bearer")
+        return build_bearer_security_scheme_object(header_name="Authorization", token_prefix="Bearer")  # noqa: S106
 
 
 def create_token(member: Member, *, days: int | None = None, name: str = "") -> tuple[ApiToken, str]:
