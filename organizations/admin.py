@@ -28,7 +28,9 @@ class MembershipAdmin(admin.ModelAdmin):
 @admin.register(ApiToken)
 class ApiTokenAdmin(admin.ModelAdmin):
     """Staff see who holds which token and may revoke one (delete); never the
-    token, nor its digest or key prefix. Tokens are created by their owner."""
+    token nor its first characters (`token_key`). The digest, the primary key,
+    appears in URLs: it can't be turned back into the token. Tokens are created
+    by their owner (tokens page, create_token)."""
 
     list_display = ["public_id", "user", "organization", "name", "created", "expiry"]
     list_filter = ["organization"]
