@@ -64,3 +64,26 @@ def test_the_admin_works_without_a_violation(page_of, django_user_model):
     page.wait_for_function("() => document.querySelector('#id_slug').value === 'initech-labs'")  # admin's own JS
     page.goto("/admin/organizations/organization/")
     assert violations(page) == []
+
+
+def test_a_person_creates_copies_and_revokes_a_token_at_375_px(browser, owner):
+    from organizations.models import ApiToken
+
+    page = browser.page(owner, width=375, height=812)
+    page.add_init_script(RECORD_VIOLATIONS)
+    page.goto("/")
+    page.get_by_role("link", name="API tokens").click()
+    page.get_by_label("Name (what uses it)").fill("Backup script")
+    page.get_by_label("Expires in").select_option("30")
+    page.get_by_role("button", name="Create a token").click()
+    shown = page.locator(".token-value").inner_text().strip()
+    assert ApiToken.objects.filter(name="Backup script").count() == 1
+    assert page.evaluate("document.documentElement.scrollWidth") <= 375
+    browser.shot(page, "mobile-tokens")
+
+    page.goto("/tokens/")  # shown once: only the answer to the creation held it
+    assert page.locator(".token-value").count() == 0 and shown not in page.content()
+    page.get_by_role("button", name="Revoke Backup script").click()
+    page.get_by_text("Backup script").wait_for(state="detached")
+    assert not ApiToken.objects.filter(name="Backup script").exists()
+    assert page.evaluate("window.__violations") == []
