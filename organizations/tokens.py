@@ -25,6 +25,13 @@ from organizations.models import ApiToken
 
 ACCEPTED_PREFIXES = (b"bearer", b"token")
 MAX_TOKEN_DAYS = 366
+# Live tokens one person may hold in one organization: enough for every
+# script, few enough that a page can't be used to fill the table.
+MAX_TOKENS_PER_PERSON = 20
+
+
+class TooManyTokens(Exception):
+    """The person already holds MAX_TOKENS_PER_PERSON live tokens in this organization."""
 
 
 class TokenNotFound(Exception):
@@ -70,6 +77,9 @@ def create_token(member: Member, *, days: int | None = None, name: str = "") -> 
     days = settings.API_TOKEN_DAYS if days is None else days
     if not 1 <= days <= MAX_TOKEN_DAYS:
         raise ValueError(f"A token lives from 1 to {MAX_TOKEN_DAYS} days, not {days}.")
+    # Not locked: two creations at once may pass the cap by one, which is harmless.
+    if len(tokens_of(member)) >= MAX_TOKENS_PER_PERSON:
+        raise TooManyTokens
     user = get_user_model().objects.get(pk=member.user_id)
     return ApiToken.objects.create(user, timedelta(days=days), organization_id=member.organization_id, name=name[:80])
 

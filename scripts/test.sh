@@ -25,11 +25,9 @@ echo "== ruff"
 .venv/bin/ruff check .
 echo "== manage.py check, makemigrations --check"
 # Outside DEBUG the settings refuse to start without these (README, Configuration).
-export_ci_secrets() {
-  export SECRET_KEY=ci-check ASSISTANT_KEYS_SECRET=ci-check EMAIL_BACKEND=django.core.mail.backends.locmem.EmailBackend
-}
-(export_ci_secrets; $PY manage.py check --fail-level WARNING)
-(export_ci_secrets; $PY manage.py makemigrations --check --dry-run >/dev/null)
+CI_ENV=(SECRET_KEY=ci-check ASSISTANT_KEYS_SECRET=ci-check EMAIL_BACKEND=django.core.mail.backends.locmem.EmailBackend)
+env "${CI_ENV[@]}" $PY manage.py check --fail-level WARNING
+env "${CI_ENV[@]}" $PY manage.py makemigrations --check --dry-run >/dev/null
 echo "== manage.py check --deploy with the production settings of the README"
 scripts/deploy_check.sh
 

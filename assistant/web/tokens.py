@@ -44,7 +44,11 @@ def token_create(request):
     form = NewTokenForm(request.POST)
     if not form.is_valid():
         return _page(request, form=form, status=400)
-    _, raw = tokens.create_token(request.member, days=form.cleaned_data["days"], name=form.cleaned_data["name"])
+    try:
+        _, raw = tokens.create_token(request.member, days=form.cleaned_data["days"], name=form.cleaned_data["name"])
+    except tokens.TooManyTokens:
+        form.add_error(None, f"You already hold {tokens.MAX_TOKENS_PER_PERSON} tokens here: revoke one first.")
+        return _page(request, form=form, status=409)
     # Shown in this answer only: the database keeps its digest.
     response = _page(request, new_token=raw)
     response["Cache-Control"] = "no-store"

@@ -169,6 +169,18 @@ def test_a_bad_lifetime_is_refused_on_the_page(owner):
     assert not ApiToken.objects.filter(name="x").exists()
 
 
+def test_a_person_holds_a_bounded_number_of_tokens(owner):
+    from organizations.tokens import MAX_TOKENS_PER_PERSON
+
+    for _ in range(MAX_TOKENS_PER_PERSON - 1):  # the fixture's token is the first
+        create_token(owner.member, days=1)
+    response = page_client(owner).post("/tokens/new", {"name": "one more", "days": "30"})
+    assert response.status_code == 409 and "revoke one first" in response.content.decode()
+    with pytest.raises(CommandError, match="already holds"):
+        call_command("create_token", "olivia", "--organization", "acme", stdout=io.StringIO())
+    assert ApiToken.objects.filter(user=owner.user).count() == MAX_TOKENS_PER_PERSON
+
+
 def test_the_tokens_page_lists_only_ones_own_tokens_in_this_organization(owner, colleague, outsider):
     html = page_client(colleague).get("/tokens/").content.decode()
     owners_token = ApiToken.objects.get(user=owner.user)

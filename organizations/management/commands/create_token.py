@@ -5,7 +5,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
 from organizations.members import NoOrganization, OrganizationNotFound, resolve_member
-from organizations.tokens import MAX_TOKEN_DAYS, create_token
+from organizations.tokens import MAX_TOKEN_DAYS, MAX_TOKENS_PER_PERSON, TooManyTokens, create_token
 
 
 class Command(BaseCommand):
@@ -30,4 +30,8 @@ class Command(BaseCommand):
             _, token = create_token(member, days=days, name=name or "created by create_token")
         except ValueError as exc:
             raise CommandError(str(exc)) from None
+        except TooManyTokens:
+            raise CommandError(
+                f"{username!r} already holds {MAX_TOKENS_PER_PERSON} tokens in {organization!r}: revoke one first."
+            ) from None
         self.stdout.write(token)
