@@ -118,3 +118,28 @@ def test_staff_add_a_key_in_the_admin_and_see_only_its_hint(admin_client, acme):
     for page in ("/admin/assistant/providerkey/", f"/admin/assistant/providerkey/{key.pk}/change/"):
         html = admin_client.get(page).content.decode()
         assert "…WXYZ" in html and KEY not in html and key.sealed not in html
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_migration_seals_existing_v1_keys_again(settings):
+    from django.db import connection
+    from django.db.migrations.executor import MigrationExecutor
+
+    before = [("assistant", "0003_erasure_permissions_drop_turn_assistant_message")]
+    after = [("assistant", "0004_reseal_provider_keys_under_keys_secret")]
+    executor = MigrationExecutor(connection)
+    executor.migrate(before)
+    old_apps = executor.loader.project_state(before).apps
+    organization = old_apps.get_model("organizations", "Organization").objects.create(slug="old", name="Old")
+    old_apps.get_model("assistant", "ProviderKey").objects.create(
+        organization=organization, provider="bedrock", hint="…WXYZ",
+        sealed=legacy_v1_seal(KEY, organization.pk, settings.SECRET_KEY),
+    )
+    try:
+        executor = MigrationExecutor(connection)
+        executor.migrate(after)
+        executor.loader.build_graph()
+        sealed = executor.loader.project_state(after).apps.get_model("assistant", "ProviderKey").objects.get().sealed
+        assert sealed.startswith("v2.") and open_secret(sealed, organization.pk, "bedrock") == KEY
+    finally:
+        MigrationExecutor(connection).migrate(executor.loader.graph.leaf_nodes())
