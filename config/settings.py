@@ -165,6 +165,7 @@ AXES_FAILURE_LIMIT = env_int("AXES_FAILURE_LIMIT", 5, minimum=1)
 AXES_COOLOFF_TIME = timedelta(minutes=env_int("AXES_COOLOFF_MINUTES", 15, minimum=1))
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 # The client's address is REMOTE_ADDR unless AXES_PROXY_COUNT says how many
 # proxies append to X-Forwarded-For: trusting that header without a proxy would
 # let a client pick a fresh "address" for every guess.

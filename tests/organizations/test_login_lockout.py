@@ -27,6 +27,7 @@ def test_repeated_wrong_passwords_lock_the_login_out(owner, lockout, url):
     assert statuses[:-1] == [200] * (lockout - 1)  # the form again, with its error
     locked = log_in(client, url, "olivia", "pw-olivia")
     assert locked.status_code == 429
+    assert "locked after 5 wrong passwords" in locked.content.decode()
     assert "_auth_user_id" not in client.session
 
 
