@@ -89,3 +89,11 @@ def test_the_readme_documents_the_production_settings_that_ci_checks():
     for line in (ROOT / "docs" / "production.env").read_text().splitlines():
         if line and not line.startswith("#"):
             assert line.split("=")[0] in readme
+
+
+def test_with_redis_the_throttle_counters_are_shared_through_it():
+    code = "import django; django.setup(); from django.conf import settings; print(settings.CACHES['default'])"
+    started = start({**BASE_ENV, "REDIS_URL": "redis://127.0.0.1:6399/0"}, code)
+    assert started.returncode == 0, started.stderr
+    assert "RedisCache" in started.stdout and "redis://127.0.0.1:6399/0" in started.stdout
+    assert "LocMemCache" in start(BASE_ENV, code).stdout
