@@ -112,7 +112,7 @@ class ProviderKeyForm(forms.ModelForm):
     def save(self, commit=True):
         key = super().save(commit=False)
         plaintext = self.cleaned_data["key"]
-        key.sealed = seal_secret(plaintext, key.organization_id)
+        key.sealed = seal_secret(plaintext, key.organization_id, key.provider)
         key.hint = key_hint(plaintext)
         if commit:
             key.save()

@@ -54,6 +54,8 @@ ChatReply = inline_serializer("ChatReply", {
 
 
 class ChatView(MemberAPIView):
+    throttle_scopes = {"POST": "chat"}
+
     @extend_schema(parameters=[ORGANIZATION_PARAMETER, PREFER_PARAMETER], request=ChatRequestSerializer,
                    responses={202: ChatResponse, 200: ChatReply})
     def post(self, request):

@@ -1,7 +1,10 @@
+import uuid
+
 from django.conf import settings
 from django.contrib.sessions.base_session import AbstractBaseSession
 from django.core.validators import MinValueValidator
 from django.db import models
+from knox.models import AbstractAuthToken
 
 
 class Organization(models.Model):
@@ -103,3 +106,22 @@ class PersonSession(AbstractBaseSession):
         from organizations.sessions import SessionStore
 
         return SessionStore
+
+
+class ApiToken(AbstractAuthToken):
+    """A person's API token (django-rest-knox): only its SHA-512 digest is stored,
+    it expires, and it acts in exactly one organization (KNOX_TOKEN_MODEL).
+
+    `public_id` names the token in the UI and its URLs: the digest is the primary
+    key and `token_key` is the start of the secret itself, so neither is shown.
+    """
+
+    public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="api_tokens")
+    name = models.CharField(max_length=80, blank=True)
+
+    class Meta:
+        ordering = ["-created"]
+
+    def __str__(self):
+        return f"{self.name or 'token'} of {self.user_id} in {self.organization_id}"

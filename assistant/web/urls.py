@@ -1,6 +1,6 @@
 from django.urls import path
 
-from assistant.web import views
+from assistant.web import tokens, views
 
 urlpatterns = [
     path("", views.chat, name="web-chat"),
@@ -10,6 +10,9 @@ urlpatterns = [
     path("cards/<uuid:card_id>/", views.card, name="web-card"),
     path("organizations/", views.organizations, name="web-organizations"),
     path("data/", views.data, name="web-data"),
+    path("tokens/", tokens.token_list, name="web-tokens"),
+    path("tokens/new", tokens.token_create, name="web-token-create"),
+    path("tokens/<uuid:public_id>/revoke", tokens.token_revoke, name="web-token-revoke"),
     path("login/", views.login, name="login"),
     path("logout/", views.logout, name="logout"),
 ]

@@ -48,6 +48,8 @@ class AiConversationListView(MemberAPIView):
 
 
 class AiConversationDetailView(MemberAPIView):
+    throttle_scopes = {"PUT": "uploads"}  # the same allowance as PUT /api/conversations/{id}
+
     @extend_schema(tags=[TAG], parameters=[ORGANIZATION_PARAMETER], responses=OpenApiTypes.OBJECT,
                    description="The StoredConversation, with the client's own fields as it sent them.")
     def get(self, request, conversation_id: str):

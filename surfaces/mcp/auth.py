@@ -8,19 +8,23 @@ removed mid-session stops the next request.
 from asgiref.sync import sync_to_async
 from django.db import close_old_connections
 from mcp.server.auth.provider import AccessToken
-from rest_framework.authtoken.models import Token
+from rest_framework.exceptions import AuthenticationFailed
 
-from organizations.members import Member, NoOrganization, OrganizationNotFound, OrganizationRequired, resolve_member
+from organizations.members import Member, NoOrganization, resolve_member_in
+from organizations.tokens import OrganizationTokenAuthentication
 
 
 def member_for_token(raw: str) -> Member | None:
-    """The verified Member a raw API token stands for, or None (→ 401)."""
-    token = Token.objects.select_related("user").filter(key=raw).first()
-    if token is None or not token.user.is_active:
+    """The verified Member a raw API token stands for, in the token's own
+    organization (as on the API), or None (→ 401): unknown, expired, an
+    inactive person, or one who left that organization."""
+    try:
+        user, token = OrganizationTokenAuthentication().authenticate_credentials(raw.encode())
+    except AuthenticationFailed:
         return None
     try:
-        return resolve_member(token.user, None)
-    except (NoOrganization, OrganizationNotFound, OrganizationRequired):
+        return resolve_member_in(user, token.organization_id)
+    except NoOrganization:
         return None
 
 

@@ -7,11 +7,13 @@ from django.core import mail
 from django.core.cache import cache
 from django.test import Client
 from mcp.shared.exceptions import MCPError
-from rest_framework.authtoken.models import Token
 
 from assistant.models import ActionCard
 from assistant.trifecta import Taint, is_trifecta
 from conversations.models import Thread
+from organizations.members import Member
+from organizations.models import ApiToken, Membership
+from organizations.tokens import create_token
 from surfaces.mcp.server import transport_security
 from surfaces.mcp.sessions import SessionOwnerMismatch, state_for
 from tests.surfaces.mcp_server import RunningServer, mcp_session, run
@@ -27,7 +29,7 @@ def server(transactional_db):
 
 
 def token_of(person) -> str:
-    return Token.objects.get(user=person.user).key
+    return person.token
 
 
 def call(server, person, name, arguments):
@@ -207,7 +209,7 @@ def test_dns_rebinding_protection_follows_allowed_hosts(settings):
 
 
 def test_tool_calls_are_throttled_per_person(server, owner, colleague, settings):
-    settings.MCP_THROTTLE_RATE = "2/minute"
+    settings.THROTTLE_RATES = {**settings.THROTTLE_RATES, "mcp": "2/minute"}
     cache.clear()  # ids are reused between tests: start from no history
     token = token_of(owner)
 
@@ -224,3 +226,23 @@ def test_tool_calls_are_throttled_per_person(server, owner, colleague, settings)
     assert Note.objects.count() == 0
     # Another person has their own allowance.
     assert not call(server, colleague, "search_notes", {"query": ""}).is_error
+
+
+def test_a_token_acts_in_its_own_organization_and_stops_when_revoked(server, owner, globex):
+    Membership.objects.create(organization=globex, user=owner.user, role="member")
+    in_globex = Member(organization_id=globex.id, user_id=owner.user.id, role="member", organization_slug="globex")
+    _, globex_token = create_token(in_globex)
+    Note.objects.create(organization=owner.organization, owner=owner.user, title="Acme note", body="x")
+    Note.objects.create(organization=globex, owner=owner.user, title="Globex note", body="x")
+    owner_in_globex = type(owner)(user=owner.user, organization=globex, member=in_globex, client=None,
+                                  token=globex_token)
+    found = call(server, owner_in_globex, "search_notes", {"query": ""}).structured_content["notes"]
+    assert [note["title"] for note in found] == ["Globex note"]
+
+    ApiToken.objects.filter(user=owner.user, organization=globex).delete()
+    response = httpx2.post(
+        f"{server.url}/mcp", headers={"Authorization": f"Bearer {globex_token}",
+                                      "Accept": "application/json, text/event-stream"},
+        json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}},
+    )
+    assert response.status_code == 401
