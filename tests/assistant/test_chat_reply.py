@@ -3,6 +3,8 @@
 import asyncio
 
 import pytest
+from asgiref.sync import sync_to_async
+from django.db import connections
 
 from assistant.chat_reply import MAX_WAIT_SECONDS, requested_wait, turn_reply, wait_for_reply
 from assistant.models import Turn
@@ -76,7 +78,11 @@ def test_a_failed_turn_gives_its_notice_and_failure_kind(owner):
                            notice="The model provider failed.", created_at=turn.created_at)
     assert turn_reply(turn.id) is None  # still queued
     Turn.objects.filter(id=turn.id).update(status="failed", failure_kind="api")
-    assert asyncio.run(wait_for_reply(turn.id, 5)) == {
+    reply = asyncio.run(wait_for_reply(turn.id, 5))
+    # Outside a request, asgiref's one sync thread did the reads: close its
+    # connection before the test database is dropped.
+    asyncio.run(sync_to_async(connections.close_all)())
+    assert reply == {
         "reply": "Half a", "conversationId": str(turn.thread_id), "turnId": str(turn.id),
         "notice": "The model provider failed.", "failureKind": "api",
     }
