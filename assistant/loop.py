@@ -28,7 +28,7 @@ from assistant.clients.base import (
     ToolCallEvent,
     Usage,
 )
-from assistant.history import history_bytes, load_history
+from assistant.history import history_bytes, in_window, load_history, uses_window
 from assistant.models import Turn
 from assistant.providers import ModelOption, client_for, model_option
 from assistant.tools import framework
@@ -103,7 +103,8 @@ def run_turn(turn_id: UUID, *, client: ModelClient | None = None, clock: Callabl
     if not claim_turn(turn_id):
         logger.info("turn_not_claimed", extra={"turn_id": str(turn_id)})
         return None
-    turn = Turn.objects.get(id=turn_id)
+    # With its thread: whether the history is windowed (continuous) is read once.
+    turn = Turn.objects.select_related("thread").get(id=turn_id)
     started = clock()
     runner = None
     try:
@@ -265,7 +266,9 @@ class TurnRunner:
     def _loop(self) -> Outcome:
         for _ in range(settings.ASSISTANT_MAX_STEPS):
             history = load_history(self.turn.thread_id)
-            if history_bytes(history) > settings.ASSISTANT_HISTORY_BYTES:
+            if uses_window(self.turn.thread.continuous):
+                history = in_window(history)
+            elif history_bytes(history) > settings.ASSISTANT_HISTORY_BYTES:
                 raise TurnStopped(Turn.FailureKind.BOUNDS, bounds_notice("the conversation is full"))
             reply, calls = self._step(ModelRequest(
                 system=SYSTEM_PROMPT, history=history, tools=self.tool_specs,
