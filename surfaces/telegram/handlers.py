@@ -125,7 +125,8 @@ def _turn(chat_id: int, link, member, text: str) -> Outcome:
     except ImproperlyConfigured:
         return Outcome().say(chat_id, NO_MODEL)
     logger.info("telegram_turn_submitted", extra={"turn_id": str(submitted.turn_id), "chat_id": chat_id})
-    return Outcome(follow_turn=submitted.turn_id)
+    # "typing…" at once; the follow task keeps it up while the turn runs.
+    return Outcome(calls=[("typing", {"chat_id": chat_id})], follow_turn=submitted.turn_id)
 
 
 def _new(chat_id, account, argument, link, member) -> Outcome:

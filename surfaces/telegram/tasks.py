@@ -20,7 +20,8 @@ logger = logging.getLogger("surfaces.telegram")
 MAX_RETRIES = 8
 # A follow task holds a worker this long at most, then enqueues itself again.
 FOLLOW_SLICE_SECONDS = 20.0
-_CALLS = {"send_html": bot.send_html, "edit_html": bot.edit_html, "answer_callback": bot.answer_callback}
+_CALLS = {"send_html": bot.send_html, "edit_html": bot.edit_html, "answer_callback": bot.answer_callback,
+          "typing": bot.typing}
 
 
 def retry_delay(error: Exception, retries: int) -> float:
