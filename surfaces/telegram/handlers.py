@@ -6,6 +6,7 @@ Logs carry ids and kinds, never the text of a message.
 
 import logging
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any
 from uuid import UUID
 
@@ -208,3 +209,8 @@ def record_received(update_id: int) -> bool:
         _, created = ReceivedUpdate.objects.get_or_create(update_id=update_id,
                                                           defaults={"received_at": timezone.now()})
     return created
+
+
+def received_updates_purge(*, older_than: timedelta) -> int:
+    deleted, _ = ReceivedUpdate.objects.filter(received_at__lt=timezone.now() - older_than).delete()
+    return deleted

@@ -45,7 +45,7 @@ def _conversation_of(link: TelegramLink, member: Member) -> tuple[Thread, bool]:
         except ConversationNotFound:  # deleted from the browser: start another
             pass
     with transaction.atomic():
-        thread = thread_create(member, title="Telegram")
+        thread = thread_create(member)  # titled by its first message, like any conversation
         Thread.objects.filter(id=thread.id).update(surface=SURFACE, continuous=True)
         TelegramLink.objects.filter(id=link.id).update(thread=thread)
     return thread, True

@@ -14,6 +14,7 @@ from celery import shared_task
 from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter
 
 from surfaces.telegram import bot, follow, handlers
+from surfaces.telegram.models import StreamedReply
 
 logger = logging.getLogger("surfaces.telegram")
 
@@ -37,7 +38,12 @@ def handle_update_task(update: dict) -> None:
     if not handlers.claim_update(update["update_id"]):
         logger.info("telegram_update_duplicate", extra={"update_id": update["update_id"]})
         return
-    outcome = handlers.handle_update(update)
+    try:
+        outcome = handlers.handle_update(update)
+    except Exception as error:  # by kind only: a message could carry the person's text
+        logger.error("telegram_update_failed", extra={"update_id": update["update_id"],
+                                                      "error_type": type(error).__name__})
+        return
     for name, kwargs in outcome.calls:
         bot_call_task.delay(name, kwargs)
     if outcome.follow_turn is not None:
@@ -64,7 +70,10 @@ def follow_turn_task(self, turn_id: str) -> None:
     try:
         more = follow.follow_turn(UUID(turn_id), slice_seconds=FOLLOW_SLICE_SECONDS)
     except (BadRequest, Forbidden) as error:
+        # The chat refuses this reply (the bot was blocked, the message is gone):
+        # stop following it; the reply stays in the conversation.
         logger.warning("telegram_follow_refused", extra={"turn_id": turn_id, "error_type": type(error).__name__})
+        StreamedReply.objects.filter(turn_id=UUID(turn_id)).delete()
         return
     except (RetryAfter, NetworkError) as error:
         logger.info("telegram_follow_retry", extra={"turn_id": turn_id, "error_type": type(error).__name__,
@@ -72,3 +81,9 @@ def follow_turn_task(self, turn_id: str) -> None:
         raise self.retry(countdown=retry_delay(error, self.request.retries), exc=error) from None
     if more:
         follow_turn_task.delay(turn_id)
+
+
+@shared_task(name="telegram.purge_received_updates", ignore_result=True)
+def purge_received_updates_task() -> int:
+    """Telegram stops retrying an update after a day: older ids need not be kept."""
+    return handlers.received_updates_purge(older_than=timedelta(days=2))
