@@ -114,34 +114,68 @@ def telegram_length(text: str) -> int:
 
 def split_message(telegram_html: str, limit: int = MESSAGE_LIMIT) -> list[str]:
     """Chunks of at most `limit` units each, markup included (so the text
-    Telegram counts is shorter still), every chunk well-formed."""
-    chunks: list[str] = []
-    current, open_tags = "", []
+    Telegram counts is shorter still), every chunk well-formed on its own."""
+    splitter = _Splitter(limit)
     for closing, name, markup, text in _tokens(telegram_html):
-        if markup:
-            current += markup
-            if closing:
-                open_tags.pop()
-            else:
-                open_tags.append((name, markup))
-            continue
+        if closing:
+            splitter.close(markup)
+        elif markup:
+            splitter.open(name, markup)
+        else:
+            splitter.add_text(text)
+    splitter.flush()
+    return splitter.chunks
+
+
+class _Splitter:
+    """Invariant: the current chunk plus the closers of its open tags fit the limit."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.chunks: list[str] = []
+        self.open_tags: list[tuple[str, str]] = []  # (name, opening markup)
+        self.current = ""
+
+    def _closers(self) -> str:
+        return "".join(f"</{name}>" for name, _ in reversed(self.open_tags))
+
+    def _reopened(self) -> str:
+        return "".join(markup for _, markup in self.open_tags)
+
+    def _room(self) -> int:
+        return self.limit - telegram_length(self.current) - telegram_length(self._closers())
+
+    def close(self, markup: str) -> None:
+        self.current += markup  # its closer was already counted
+        self.open_tags.pop()
+
+    def open(self, name: str, markup: str) -> None:
+        if telegram_length(markup) + len(name) + 3 + 1 > self._room():
+            self.flush()
+        self.current += markup
+        self.open_tags.append((name, markup))
+
+    def add_text(self, text: str) -> None:
         while text:
-            closers = "".join(f"</{n}>" for n, _ in reversed(open_tags))
-            room = limit - telegram_length(current) - telegram_length(closers)
+            room = self._room()
             if telegram_length(text) <= room:
-                current += text
-                break
+                self.current += text
+                return
             cut = _cut_point(text, room)
-            if cut == 0 and current == "".join(m for _, m in open_tags):
-                # A chunk of its own can't hold this line: cut it anywhere.
+            if cut == 0 and self.current != self._reopened():
+                self.flush()  # the line starts the next chunk
+                continue
+            if cut == 0:  # a chunk of its own can't hold this line: cut it anywhere
                 cut = _hard_cut(text, max(room, 1))
-            # cut == 0 otherwise: close this chunk, the line starts the next.
-            chunks.append(current + text[:cut].rstrip("\n") + closers)
-            text = text[cut:].lstrip("\n")
-            current = "".join(m for _, m in open_tags)
-    if current.strip() and _visible(current).strip():
-        chunks.append(current)
-    return [chunk.strip() for chunk in chunks if _visible(chunk).strip()]
+            self.current += text[:cut]
+            text = text[cut:]
+            self.flush()
+
+    def flush(self) -> None:
+        chunk = (self.current + self._closers()).strip()
+        if _visible(chunk).strip():
+            self.chunks.append(chunk)
+        self.current = self._reopened()
 
 
 def _tokens(telegram_html: str):
