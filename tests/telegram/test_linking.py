@@ -18,7 +18,7 @@ from surfaces.telegram import handlers
 from surfaces.telegram.linking import code_hash, link_code_create
 from surfaces.telegram.models import LinkCode, TelegramLink
 from tests.conftest import make_person
-from tests.telegram.conftest import COLIN_TG, OLIVIA_TG, STRANGER_TG, message_update
+from tests.telegram.conftest import COLIN_TG, OLIVIA_TG, SECRET, STRANGER_TG, message_update
 
 pytestmark = pytest.mark.django_db
 
@@ -190,3 +190,21 @@ def test_the_export_includes_the_link_and_the_erasure_removes_it(owner, colleagu
 def test_a_new_person_starts_unlinked(acme, telegram_on):
     person = make_person("nina", acme)
     assert "data-telegram-unlinked" in browser(person).get("/telegram/link/").content.decode()
+
+
+# --- setWebhook ------------------------------------------------------------------------------
+
+
+def test_the_set_webhook_command_sends_the_secret_and_the_update_types(telegram_on):
+    out = StringIO()
+    call_command("telegram_set_webhook", "https://assistant.example.com/telegram/webhook", stdout=out)
+    (sent,) = telegram_on.of("setWebhook")
+    assert sent.params == {"url": "https://assistant.example.com/telegram/webhook", "secret_token": SECRET,
+                           "allowed_updates": ["message", "callback_query"]}
+    assert "Webhook set" in out.getvalue()
+
+
+def test_the_set_webhook_command_needs_a_token(settings):
+    settings.TELEGRAM_BOT_TOKEN = ""
+    with pytest.raises(CommandError):
+        call_command("telegram_set_webhook", "https://x.example/telegram/webhook", stdout=StringIO())
