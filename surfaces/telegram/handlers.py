@@ -23,7 +23,7 @@ from credits.selectors import credits_summary
 from credits.services import CreditsExhausted
 from surfaces.telegram import linking, services
 from surfaces.telegram.formatting import escape
-from surfaces.telegram.models import ReceivedUpdate
+from surfaces.telegram.models import ReceivedUpdate, StreamedReply
 from surfaces.telegram.replies import card_text
 
 logger = logging.getLogger("surfaces.telegram")
@@ -85,7 +85,9 @@ def handle_message(message: TelegramMessage) -> Outcome:
     text = message.text or ""
     command, _, argument = text.partition(" ")
     command = command.split("@", 1)[0] if command.startswith("/") else ""
-    logger.info("telegram_message", extra={"chat_id": chat_id, "command": command or "text"})
+    # The command's name only when it is one of ours: anything else a person types stays out of the logs.
+    known = command if command in COMMANDS or command == "/start" else ("other" if command else "text")
+    logger.info("telegram_message", extra={"chat_id": chat_id, "command": known})
     if command == "/start":
         return _start(chat_id, account, argument.strip())
     try:
@@ -211,6 +213,10 @@ def record_received(update_id: int) -> bool:
     return created
 
 
-def received_updates_purge(*, older_than: timedelta) -> int:
-    deleted, _ = ReceivedUpdate.objects.filter(received_at__lt=timezone.now() - older_than).delete()
-    return deleted
+def telegram_purge(*, older_than: timedelta) -> int:
+    """Update ids Telegram can no longer deliver again, and the records of
+    replies whose follow task never finished (its worker was killed)."""
+    cutoff = timezone.now() - older_than
+    updates, _ = ReceivedUpdate.objects.filter(received_at__lt=cutoff).delete()
+    replies, _ = StreamedReply.objects.filter(turn__finished_at__lt=cutoff).delete()
+    return updates + replies

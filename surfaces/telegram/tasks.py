@@ -86,4 +86,4 @@ def follow_turn_task(self, turn_id: str) -> None:
 @shared_task(name="telegram.purge_received_updates", ignore_result=True)
 def purge_received_updates_task() -> int:
     """Telegram stops retrying an update after a day: older ids need not be kept."""
-    return handlers.received_updates_purge(older_than=timedelta(days=2))
+    return handlers.telegram_purge(older_than=timedelta(days=2))

@@ -70,3 +70,16 @@ def test_a_broker_that_is_down_answers_503_so_telegram_delivers_again(telegram_o
     assert response.status_code == 503 and response.json()["code"] == "queue_unavailable"
     assert not ReceivedUpdate.objects.exists()  # the next delivery is not taken for a duplicate
     assert post_update(update).json() == {"ok": True}
+
+
+def test_old_update_ids_are_purged(telegram_on):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from surfaces.telegram.tasks import purge_received_updates_task
+
+    ReceivedUpdate.objects.create(update_id=1, received_at=timezone.now() - timedelta(days=3))
+    ReceivedUpdate.objects.create(update_id=2, received_at=timezone.now() - timedelta(hours=1))
+    assert purge_received_updates_task() == 1
+    assert list(ReceivedUpdate.objects.values_list("update_id", flat=True)) == [2]
