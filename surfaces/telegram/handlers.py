@@ -162,10 +162,11 @@ def _org(chat_id, account, argument, link, member) -> Outcome:
 
 
 def _unlink(chat_id, account, argument, link, member) -> Outcome:
-    removed = linking.link_remove_for_account(account)
-    logger.info("telegram_unlinked", extra={"link_id": removed.id, "organization_id": removed.organization_id})
+    removed, now_active = linking.link_remove_for_account(account)
+    logger.info("telegram_unlinked", extra={"organization_id": removed.organization_id})
+    then = f" Now speaking for <b>{escape(now_active.organization.name)}</b>." if now_active else ""
     return Outcome().say(chat_id, f"Unlinked from {escape(link.organization.name)}. Your conversations stay in "
-                         "the browser.")
+                         f"the browser.{then}")
 
 
 COMMANDS = {"/new": _new, "/credits": _credits, "/org": _org, "/unlink": _unlink,

@@ -70,9 +70,7 @@ def link_redeem(code: str, *, telegram_user_id: int, chat_id: int, now: datetime
             raise InvalidCode
         # Another account linked to this membership before, or this account
         # linked to another person of the organization: the new link replaces it.
-        TelegramLink.objects.filter(organization_id=stored.organization_id).filter(
-            user_id=stored.user_id
-        ).delete()
+        TelegramLink.objects.filter(organization_id=stored.organization_id, user_id=stored.user_id).delete()
         TelegramLink.objects.filter(organization_id=stored.organization_id, telegram_user_id=telegram_user_id).delete()
         TelegramLink.objects.filter(telegram_user_id=telegram_user_id, active=True).update(active=False)
         return TelegramLink.objects.create(
@@ -119,13 +117,26 @@ def link_switch(telegram_user_id: int, slug: str) -> TelegramLink:
         return chosen
 
 
-def link_remove_for_account(telegram_user_id: int) -> TelegramLink:
-    """`/unlink`: remove the active link. Raises NotLinked."""
-    link = TelegramLink.objects.filter(telegram_user_id=telegram_user_id, active=True).first()
-    if link is None:
-        raise NotLinked
-    link.delete()
-    return link
+def link_remove_for_account(telegram_user_id: int) -> tuple[TelegramLink, TelegramLink | None]:
+    """`/unlink`: remove the active link; another link of the account, if
+    any, becomes the active one. Raises NotLinked."""
+    with transaction.atomic():
+        # Lock this account's links: an /org at the same time can't leave two active.
+        links = list(TelegramLink.objects.select_for_update().filter(telegram_user_id=telegram_user_id))
+        removed = next((link for link in links if link.active), None)
+        if removed is None:
+            raise NotLinked
+        removed.delete()
+        return removed, _activate_another(telegram_user_id)
+
+
+def _activate_another(telegram_user_id: int) -> TelegramLink | None:
+    """The caller holds the account's links locked and none is active."""
+    other = (TelegramLink.objects.filter(telegram_user_id=telegram_user_id)
+             .select_related("organization").order_by("organization__slug").first())
+    if other is not None:
+        TelegramLink.objects.filter(id=other.id).update(active=True)
+    return other
 
 
 def link_for_member(member: Member) -> TelegramLink | None:
@@ -133,6 +144,16 @@ def link_for_member(member: Member) -> TelegramLink | None:
 
 
 def link_remove(member: Member) -> bool:
-    """The web page's "remove": the member's own link in this organization only."""
-    deleted, _ = TelegramLink.objects.filter(organization_id=member.organization_id, user_id=member.user_id).delete()
-    return deleted > 0
+    """The web page's "remove": the member's own link in this organization
+    only; when it was the active one, another link of that account takes over."""
+    with transaction.atomic():
+        link = (TelegramLink.objects.select_for_update()
+                .filter(organization_id=member.organization_id, user_id=member.user_id).first())
+        if link is None:
+            return False
+        # Lock the account's other links too: see link_remove_for_account.
+        list(TelegramLink.objects.select_for_update().filter(telegram_user_id=link.telegram_user_id))
+        link.delete()
+        if link.active:
+            _activate_another(link.telegram_user_id)
+    return True

@@ -12,6 +12,7 @@ from django.core.management.base import CommandError
 from django.test import Client
 from django.utils import timezone
 
+from organizations.api import SESSION_ORGANIZATION_KEY
 from organizations.models import Membership
 from organizations.personal_data import erase_user, export_user
 from surfaces.telegram import handlers
@@ -144,8 +145,10 @@ def test_a_person_in_two_organizations_links_each_and_switches_with_org(owner, g
     assert "Now speaking for <b>Acme</b>" in send(OLIVIA_TG, "/org acme")[0]
     assert list(TelegramLink.objects.filter(active=True).values_list("organization__slug", flat=True)) == ["acme"]
     assert "not linked" in send(OLIVIA_TG, "/org initech")[0]
-    assert "Unlinked from Acme" in send(OLIVIA_TG, "/unlink")[0]
-    assert list(TelegramLink.objects.values_list("organization__slug", flat=True)) == ["globex"]
+    unlinked = send(OLIVIA_TG, "/unlink")[0]
+    assert "Unlinked from Acme" in unlinked and "Now speaking for <b>Globex</b>" in unlinked
+    assert list(TelegramLink.objects.values_list("organization__slug", "active")) == [("globex", True)]
+    assert "Globex" in send(OLIVIA_TG, "/credits")[0]
 
 
 def test_a_link_whose_membership_is_gone_is_removed_at_the_next_message(owner, telegram_on):
@@ -208,3 +211,17 @@ def test_the_set_webhook_command_needs_a_token(settings):
     settings.TELEGRAM_BOT_TOKEN = ""
     with pytest.raises(CommandError):
         call_command("telegram_set_webhook", "https://x.example/telegram/webhook", stdout=StringIO())
+
+
+def test_removing_the_active_link_on_the_page_makes_another_one_active(owner, globex, telegram_on):
+    from organizations.members import Member
+
+    Membership.objects.create(organization=globex, user=owner.user, role="member")
+    linked(owner)
+    send(OLIVIA_TG, f"/start {link_code_create(Member(globex.id, owner.user.id, 'member', 'globex')).code}")
+    client = browser(owner)
+    session = client.session  # the page acts in the organization the session chose
+    session[SESSION_ORGANIZATION_KEY] = "globex"
+    session.save()
+    assert client.post("/telegram/link/", {"action": "unlink"}).status_code == 302
+    assert list(TelegramLink.objects.values_list("organization__slug", "active")) == [("acme", True)]
