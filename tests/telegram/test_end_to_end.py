@@ -3,13 +3,15 @@ webhook as Telegram posts them, real Celery worker processes (two: one runs
 the turn while the other streams it to the chat), the offline model, and a
 fake Bot API over HTTP recording every call python-telegram-bot makes."""
 
+from contextlib import ExitStack
+
 import pytest
 
 from assistant.models import ActionCard, Turn
 from conversations.models import Message, Thread
 from surfaces.telegram.linking import link_code_create
 from surfaces.telegram.models import ReceivedUpdate, StreamedReply, TelegramLink
-from tests.fakes.telegram_api import too_many_requests
+from tests.fakes.telegram_api import TOKEN, too_many_requests
 from tests.telegram.conftest import OLIVIA_TG, STRANGER_TG, click_update, message_update, post_update, worker_env
 from tests.workers import celery_worker, wait_until
 from workspace.models import Note
@@ -17,14 +19,13 @@ from workspace.models import Note
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 
 
-def two_workers(bot_api, **env):
+def two_workers(bot_api, log_dir=None, **env):
     """One turn and its follower run at once (a single worker also works, the
     follower then delivering after the turn: see follow.py)."""
-    from contextlib import ExitStack
-
     stack = ExitStack()
     for name in ("tg1", "tg2"):
-        stack.enter_context(celery_worker(name=name, **worker_env(bot_api, **env)))
+        log_path = log_dir / f"{name}.log" if log_dir else None
+        stack.enter_context(celery_worker(name=name, log_path=log_path, **worker_env(bot_api, **env)))
     return stack
 
 
@@ -41,10 +42,10 @@ def last_turn_done(thread_id=None):
     return done
 
 
-def test_linking_then_a_turn_with_a_tool_call_streams_its_reply(owner, telegram_on):
+def test_linking_then_a_turn_with_a_tool_call_streams_its_reply(owner, telegram_on, tmp_path):
     api = telegram_on
     Note.objects.create(organization=owner.organization, owner=owner.user, title="Zurich trip", body="Train at 9")
-    with two_workers(api, OFFLINE_MODEL_CHUNK_DELAY_MS="5"):
+    with two_workers(api, log_dir=tmp_path, OFFLINE_MODEL_CHUNK_DELAY_MS="5"):
         assert link(owner).status_code == 200
         wait_until(lambda: api.of("sendMessage"), timeout=60)
         assert "Linked to <b>Acme</b> as olivia" in api.of("sendMessage")[0].params["text"]
@@ -66,6 +67,11 @@ def test_linking_then_a_turn_with_a_tool_call_streams_its_reply(owner, telegram_
     browser = Client()
     browser.force_login(owner.user)
     assert 'data-surface="telegram"' in browser.get("/conversations/list").content.decode()
+    # The workers' logs carry ids and kinds: no text either way, no bot token.
+    logs = "".join(path.read_text() for path in tmp_path.glob("*.log"))
+    assert "telegram_turn_submitted" in logs and "telegram_reply_delivered" in logs
+    for secret in ("Search my notes", "Zurich", "Train at 9", TOKEN):
+        assert secret not in logs, secret
 
 
 def test_a_reply_is_edited_in_place_at_most_about_once_a_second(owner, telegram_on):
