@@ -35,6 +35,7 @@ INSTRUCTIONS = (
 )
 INVALID_CODE = "This code is not valid (unknown, already used or expired). Ask for a new one on the Telegram page."
 TEXT_ONLY = "I can only read text messages."
+PRIVATE_ONLY = "I only talk in a private chat: your conversations are yours. Write to me directly."
 BUSY = "A reply is still being written in this conversation. Wait for it, then send your message again."
 NO_CREDITS = "Your organization has used its credits for this month, so the assistant can't reply."
 QUEUE_DOWN = "The assistant is not available right now; your message was not sent. Please try again in a moment."
@@ -86,9 +87,12 @@ def handle_message(message: TelegramMessage) -> Outcome:
     command, _, argument = text.partition(" ")
     command = command.split("@", 1)[0] if command.startswith("/") else ""
     # The command's name only when it is one of ours: anything else a person types stays out of the logs.
-    known = command if command in COMMANDS or command == "/start" else ("other" if command else "text")
+    known = command if command in COMMANDS else ("other" if command else "text")
     logger.info("telegram_message", extra={"chat_id": chat_id, "command": known})
-    if command == "/start":
+    if message.chat.type != "private":
+        # Replies carry the person's conversation: never into a group.
+        return Outcome().say(chat_id, PRIVATE_ONLY)
+    if command == "/start" and argument.strip():
         return _start(chat_id, account, argument.strip())
     try:
         link, member = linking.active_member(account)
@@ -102,8 +106,6 @@ def handle_message(message: TelegramMessage) -> Outcome:
 
 
 def _start(chat_id: int, account: int, code: str) -> Outcome:
-    if not code:
-        return Outcome().say(chat_id, INSTRUCTIONS)
     try:
         link = linking.link_redeem(code, telegram_user_id=account, chat_id=chat_id)
     except linking.InvalidCode:
@@ -169,8 +171,11 @@ def _unlink(chat_id, account, argument, link, member) -> Outcome:
                          f"the browser.{then}")
 
 
-COMMANDS = {"/new": _new, "/credits": _credits, "/org": _org, "/unlink": _unlink,
-            "/help": lambda chat_id, *_: Outcome().say(chat_id, HELP)}
+def _help(chat_id, *_) -> Outcome:
+    return Outcome().say(chat_id, HELP)
+
+
+COMMANDS = {"/new": _new, "/credits": _credits, "/org": _org, "/unlink": _unlink, "/help": _help, "/start": _help}
 
 
 def handle_click(query: CallbackQuery) -> Outcome:

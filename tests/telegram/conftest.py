@@ -45,10 +45,11 @@ def user_json(telegram_id: int) -> dict:
     return {"id": telegram_id, "is_bot": False, "first_name": f"User{telegram_id}", "language_code": "en"}
 
 
-def message_update(telegram_id: int, text: str, *, update_id: int | None = None) -> dict:
+def message_update(telegram_id: int, text: str, *, update_id: int | None = None, group_id: int | None = None) -> dict:
+    chat = ({"id": group_id, "type": "group", "title": "Team"} if group_id
+            else {"id": telegram_id, "type": "private", "first_name": f"User{telegram_id}"})
     message = {
-        "message_id": next(_message_ids), "from": user_json(telegram_id),
-        "chat": {"id": telegram_id, "type": "private", "first_name": f"User{telegram_id}"},
+        "message_id": next(_message_ids), "from": user_json(telegram_id), "chat": chat,
         "date": int(time.time()), "text": text,
     }
     if text.startswith("/"):

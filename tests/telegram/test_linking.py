@@ -133,6 +133,20 @@ def test_an_unlinked_user_gets_instructions_and_nothing_is_written(owner, telegr
     assert not Thread.objects.exists()
 
 
+def test_a_linked_person_writing_in_a_group_gets_no_turn(owner, telegram_on):
+    linked(owner)
+    outcome = handlers.handle_update(message_update(OLIVIA_TG, "Search my notes for x", group_id=-100123))
+    assert "private chat" in said(outcome)[0] and outcome.follow_turn is None
+    assert outcome.calls[0][1]["chat_id"] == -100123
+    from conversations.models import Thread
+    assert not Thread.objects.exists()
+
+
+def test_start_without_a_code_helps_a_linked_person(owner, telegram_on):
+    linked(owner)
+    assert "/new starts a new conversation" in send(OLIVIA_TG, "/start")[0]
+
+
 def test_a_person_in_two_organizations_links_each_and_switches_with_org(owner, globex, telegram_on):
     Membership.objects.create(organization=globex, user=owner.user, role="member")
     from organizations.members import Member
