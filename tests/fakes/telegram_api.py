@@ -27,7 +27,7 @@ class FakeBotApi:
     def __init__(self, token: str = TOKEN) -> None:
         self.token = token
         self.calls: list[BotCall] = []
-        self._failures: dict[str, list[tuple[int, dict]]] = {}
+        self._failures: dict[str, list[list]] = {}  # method -> [calls to let through first, status, body]
         self._next_message_id = 1000
         self._lock = threading.Lock()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
@@ -38,9 +38,10 @@ class FakeBotApi:
         host, port = self._httpd.server_address[:2]
         return f"http://{host}:{port}"
 
-    def fail_next(self, method: str, status: int, body: dict) -> None:
+    def fail_next(self, method: str, status: int, body: dict, *, after: int = 0) -> None:
+        """The next call of `method` (or the one after `after` more) gets `status`."""
         with self._lock:
-            self._failures.setdefault(method, []).append((status, body))
+            self._failures.setdefault(method, []).append([after, status, body])
 
     def of(self, method: str, *, ok_only: bool = True) -> list[BotCall]:
         with self._lock:
@@ -70,8 +71,10 @@ class FakeBotApi:
     def _answer(self, method: str, params: dict[str, Any]) -> tuple[int, dict]:
         with self._lock:
             failures = self._failures.get(method)
-            if failures:
-                status, body = failures.pop(0)
+            if failures and failures[0][0] > 0:
+                failures[0][0] -= 1
+            elif failures:
+                _, status, body = failures.pop(0)
                 self.calls.append(BotCall(method, params, time.monotonic(), status))
                 return status, body
             result = self._result(method, params)
