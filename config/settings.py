@@ -4,6 +4,7 @@ Every variable is listed in the README. Production (DEBUG off) refuses to start
 without SECRET_KEY.
 """
 
+import re
 from pathlib import Path
 
 import dj_database_url
@@ -256,8 +257,10 @@ ASSISTANT_CARD_LIFETIME_SECONDS = env_int("ASSISTANT_CARD_LIFETIME_SECONDS", 24 
 TELEGRAM_BOT_TOKEN = env_str("TELEGRAM_BOT_TOKEN")
 # Telegram sends it in X-Telegram-Bot-Api-Secret-Token; required with a token.
 TELEGRAM_WEBHOOK_SECRET = env_str("TELEGRAM_WEBHOOK_SECRET")
-if TELEGRAM_BOT_TOKEN and not TELEGRAM_WEBHOOK_SECRET:
-    raise ImproperlyConfigured("TELEGRAM_WEBHOOK_SECRET must be set with TELEGRAM_BOT_TOKEN.")
+if TELEGRAM_BOT_TOKEN and not re.fullmatch(r"[A-Za-z0-9_-]{16,256}", TELEGRAM_WEBHOOK_SECRET):
+    # What setWebhook accepts as secret_token, and long enough not to be guessed.
+    raise ImproperlyConfigured("TELEGRAM_WEBHOOK_SECRET must be 16-256 characters of A-Z a-z 0-9 _ - "
+                               "when TELEGRAM_BOT_TOKEN is set.")
 # The bot's methods are at {base}/bot{token}/{method} (a proxy, or a fake in tests).
 TELEGRAM_API_BASE_URL = env_str("TELEGRAM_API_BASE_URL", "https://api.telegram.org").rstrip("/")
 # The bot's @username, for the deep link https://t.me/<bot>?start=<code>.
