@@ -16,5 +16,8 @@ urlpatterns = [
     path("ai/", include("surfaces.ai_memory.urls")),
 ]
 
+# Telegram: the webhook and the page that links an account (surfaces/telegram/).
+urlpatterns += [path("telegram/", include("surfaces.telegram.urls"))]
+
 # The browser UI (login, chat, data page).
 urlpatterns += [path("", include("assistant.web.urls"))]

@@ -29,6 +29,12 @@ class Thread(models.Model):
     # JSON text (key order and date formats kept: a jsonb column would reorder
     # keys). Empty after an /api/ upload, which has no fields of its own.
     client_json = models.TextField(blank=True, default="")
+    # Where the conversation is held: "" for the browser and the API,
+    # "telegram" for a Telegram chat (the sidebar marks it).
+    surface = models.CharField(max_length=20, blank=True, default="")
+    # A continuous conversation is never full: the model gets a window of its
+    # most recent messages (assistant/history_window.py) instead of all of it.
+    continuous = models.BooleanField(default=False)
 
     class Meta:
         indexes = [

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('conversations', '0004_message_client_id_unique_in_thread'),
+        ('conversations', '0005_thread_surface_continuous'),
     ]
 
     operations = [
