@@ -26,12 +26,20 @@ from organizations.api import ORGANIZATION_PARAMETER, MemberAPIView
 FULL = "This conversation is full: start a new conversation to go on."
 
 
+# Whitespace as str.isspace() has it, spelled out: regex engines disagree on
+# what `\s` covers (Python's includes U+001C–U+001F and U+0085, ECMAScript's
+# U+FEFF), and a client must refuse exactly what the server refuses.
+WHITESPACE = r"\t\n\u000b\f\r \u001c-\u001f\u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
+NOT_BLANK_WITHOUT_NUL = rf"^[{WHITESPACE}]*[^{WHITESPACE}\u0000][^\u0000]*$"
+
+
 class ChatRequestSerializer(StrictSerializer):
-    # At least one character that is not whitespace; the pattern is the check
-    # itself, so the schema says exactly what is refused.
+    # At least one character that is not whitespace, and no NUL (which the
+    # database can't store). The pattern is the check itself, so the schema says
+    # exactly what is refused; it runs in linear time (its parts don't overlap).
     message = StrictCharField(
         max_length=100_000, trim_whitespace=False,
-        validators=[RegexValidator(r"\S", message="The message is empty.")],
+        validators=[RegexValidator(NOT_BLANK_WITHOUT_NUL, message="The message is empty.")],
     )
     conversationId = serializers.UUIDField(  # noqa: N815
         required=False, allow_null=True, help_text="Omitted or null: a new conversation is created."

@@ -19,6 +19,7 @@ import inspect
 from drf_spectacular.extensions import OpenApiSerializerExtension, OpenApiSerializerFieldExtension
 from drf_spectacular.openapi import AutoSchema
 from rest_framework import status
+from rest_framework.fields import CharField, ProhibitNullCharactersValidator, RegexValidator
 
 # Every `code` the API answers, with its status. A code missing here can't be
 # declared, so the document can't promise a status the server doesn't use.
@@ -94,8 +95,24 @@ def error_schema(status_code: int, codes: list[str]) -> dict:
     return {"type": "object", "additionalProperties": False, "required": ["code", "detail"], "properties": properties}
 
 
+# PostgreSQL can't store NUL in text: DRF's CharField refuses it (its
+# ProhibitNullCharactersValidator), and the schema says so.
+WITHOUT_NUL = r"^[^\u0000]*$"
+
+
 class ApiAutoSchema(AutoSchema):
-    """Adds the error responses of each operation (see the module docstring)."""
+    """Adds the error responses of each operation and the NUL rule of text
+    fields (see the module docstring)."""
+
+    def _map_serializer_field(self, field, direction, bypass_extensions=False):
+        schema = super()._map_serializer_field(field, direction, bypass_extensions)
+        refuses_nul = any(isinstance(v, ProhibitNullCharactersValidator) for v in field.validators)
+        # A field with its own pattern says it all (ours exclude NUL too).
+        has_pattern = any(isinstance(v, RegexValidator) for v in field.validators)
+        if direction == "request" and isinstance(field, CharField) and refuses_nul and not has_pattern \
+                and _plain_string(schema):
+            schema["pattern"] = WITHOUT_NUL
+        return schema
 
     def get_description(self) -> str:
         # A view's own docstring only: the inherited one of MemberAPIView
@@ -131,6 +148,10 @@ class ApiAutoSchema(AutoSchema):
         for code in dict.fromkeys(codes):
             by_status.setdefault(ERROR_STATUS[code], []).append(code)
         return by_status
+
+
+def _plain_string(schema: dict) -> bool:
+    return schema.get("type") == "string" and not {"pattern", "format", "enum"} & set(schema)
 
 
 def own_doc(cls: type) -> str:

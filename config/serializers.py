@@ -27,6 +27,18 @@ class StrictCharField(serializers.CharField):
         return super().to_internal_value(data)
 
 
+class StrictBooleanField(serializers.BooleanField):
+    """true or false, and only those: DRF's BooleanField also takes 0, 1,
+    "yes", "off", … which the schema (a JSON boolean) does not allow."""
+
+    default_error_messages = {"not_a_boolean": "Must be true or false."}
+
+    def to_internal_value(self, data):
+        if not isinstance(data, bool):
+            self.fail("not_a_boolean")
+        return data
+
+
 def _unstorable_text(value) -> str | None:
     """Why a JSON value can't be stored and read back, or None.
 

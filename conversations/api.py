@@ -59,7 +59,8 @@ class ConversationPagination(PageNumberPagination):
 
 def query_number(raw: str, *, name: str, maximum: int | None) -> int:
     """A whole number from 1 (to `maximum`) written in ASCII digits, or 400."""
-    number = int(raw) if re.fullmatch(r"[0-9]{1,18}", raw) else 0
+    # A page past the last one is the paginator's 404, however large its number.
+    number = int(raw) if re.fullmatch(r"[0-9]{1,4000}", raw) else 0
     if number < 1 or (maximum is not None and number > maximum):
         bound = f"from 1 to {maximum}" if maximum else "from 1"
         raise bad_request("invalid_page", f"{name} must be a whole number {bound}.", {name: [f"A number {bound}."]})

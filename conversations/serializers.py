@@ -5,7 +5,7 @@ from datetime import timedelta
 from django.utils import timezone
 from rest_framework import serializers
 
-from config.serializers import StorableJSONField, StrictCharField, StrictSerializer
+from config.serializers import StorableJSONField, StrictBooleanField, StrictCharField, StrictSerializer
 from conversations.extensions import conversation_extras
 from conversations.models import Message
 
@@ -18,7 +18,7 @@ class ToolCallSerializer(StrictSerializer):
     name = StrictCharField(max_length=200)
     input = StorableJSONField(required=False, default=dict)
     result = StorableJSONField(required=False, allow_null=True, default=None, help_text="Any JSON, stored whole.")
-    isError = serializers.BooleanField(required=False, default=False)  # noqa: N815
+    isError = StrictBooleanField(required=False, default=False)  # noqa: N815
 
 
 class MessageSerializer(StrictSerializer):
@@ -35,8 +35,10 @@ class ConversationSerializer(StrictSerializer):
     id = serializers.UUIDField(help_text="Must equal the id in the URL.")
     title = StrictCharField(required=False, allow_blank=True, allow_null=True, max_length=500)
     createdAt = serializers.DateTimeField()  # noqa: N815
-    updatedAt = serializers.DateTimeField()  # noqa: N815
-    messages = MessageSerializer(many=True)
+    updatedAt = serializers.DateTimeField(  # noqa: N815
+        help_text="Last write wins by this value; at most 5 minutes ahead of the server's clock."
+    )
+    messages = MessageSerializer(many=True, help_text="In order; each message id once.")
     userId = serializers.IntegerField(read_only=True, help_text="The owner; ignored on input.")  # noqa: N815
     status = StrictCharField(read_only=True, help_text="idle | responding (server-side).")
     cards = serializers.ListField(
