@@ -38,7 +38,9 @@ def test_a_generated_client_lists_gets_uploads_chats_follows_and_confirms(owner,
         assert isinstance(page, models.PaginatedConversationSummaryList)
         assert page.count == 3 and len(page.results) == 2 and page.next_ is not None
 
-        stored = api.api.conversations.conversation_get.sync(client=client, conversation_id=uuid.UUID(seeded["conversations"][0]))
+        stored = api.api.conversations.conversation_get.sync(
+            client=client, conversation_id=uuid.UUID(seeded["conversations"][0]),
+        )
         assert isinstance(stored, models.Conversation)
         assert stored.messages[1].tool_calls[0].name == "search_notes"
 
@@ -49,9 +51,8 @@ def test_a_generated_client_lists_gets_uploads_chats_follows_and_confirms(owner,
         assert isinstance(upserted, models.UpsertResult) and upserted.applied is True
         assert [m.content for m in upserted.conversation.messages] == ["Find my notes about Zurich", "Here they are."]
 
-        accepted = api.api.chat.chat.sync(
-            client=client, body=models.ChatRequestRequest(message="Search my notes for Old", conversation_id=conversation_id),
-        )
+        request = models.ChatRequestRequest(message="Search my notes for Old", conversation_id=conversation_id)
+        accepted = api.api.chat.chat.sync(client=client, body=request)
         assert isinstance(accepted, models.ChatAccepted) and accepted.conversation_id == conversation_id
 
         turn = follow_turn(api, client, accepted.turn_id)
