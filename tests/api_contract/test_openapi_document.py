@@ -20,6 +20,27 @@ def document(client) -> dict:
     return response.json()
 
 
+def test_the_document_is_valid_openapi(document):
+    from drf_spectacular.validation import validate_schema
+
+    validate_schema(document)  # the OpenAPI 3.0 meta-schema; it does not follow references, so:
+    components = document["components"]["schemas"]
+    assert {ref.rsplit("/", 1)[1] for ref in references(document)} <= set(components)
+    assert document["components"]["schemas"]["Conversation"]["properties"]["cards"]["items"] == {
+        "$ref": "#/components/schemas/ActionCard"}
+
+
+def references(node):
+    if isinstance(node, dict):
+        if isinstance(node.get("$ref"), str):
+            yield node["$ref"]
+        for value in node.values():
+            yield from references(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from references(value)
+
+
 def operations(document):
     for path, item in document["paths"].items():
         for method, operation in item.items():
