@@ -141,6 +141,13 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
     # Path ids are parsed by the views (a malformed one: 400 `invalid_id`); see config/converters.py.
     "PATH_CONVERTER_OVERRIDES": {"api_id": {"type": "string", "format": "uuid"}},
+    # One stable name per status set (several components have a `status`).
+    "ENUM_NAME_OVERRIDES": {
+        "ConversationStatusEnum": "conversations.models.Thread.Status",
+        "MessageStatusEnum": "conversations.models.Message.Status",
+        "TurnStatusEnum": "assistant.models.Turn.Status",
+        "ActionCardStatusEnum": "assistant.models.ActionCard.Status",
+    },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "config.openapi.postprocess_links",

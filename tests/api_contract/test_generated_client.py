@@ -56,7 +56,7 @@ def test_a_generated_client_lists_gets_uploads_chats_follows_and_confirms(owner,
         assert isinstance(accepted, models.ChatAccepted) and accepted.conversation_id == conversation_id
 
         turn = follow_turn(api, client, accepted.turn_id)
-        assert turn.status == models.TurnStatusStatusEnum.DONE and turn.conversation_id == conversation_id
+        assert turn.status == models.TurnStatusEnum.DONE and turn.conversation_id == conversation_id
         assert accepted.message_id in turn.message_ids
 
         shown = api.api.cards.card_get.sync(client=client, card_id=card.id)

@@ -30,6 +30,13 @@ def test_the_document_is_valid_openapi(document):
         "$ref": "#/components/schemas/ActionCard"}
 
 
+def test_the_document_is_generated_without_a_warning(tmp_path):
+    from django.core.management import call_command
+
+    # --fail-on-warn: an unresolvable serializer, a name collision, … fail here.
+    call_command("spectacular", "--validate", "--fail-on-warn", "--file", str(tmp_path / "schema.yaml"))
+
+
 def references(node):
     if isinstance(node, dict):
         if isinstance(node.get("$ref"), str):
