@@ -7,9 +7,10 @@
   added here; a view declares its own with `extend_schema(extensions=errors(...))`;
 - request bodies closed (`additionalProperties: false`), as StrictSerializer refuses
   unknown fields;
-- JSON values that refuse `null` say so;
-- path ids are UUIDs (`PathIdConverter`): the views parse them and answer a
-  malformed one with 400 `invalid_id`;
+- JSON values that refuse `null` say so, and text fields that refuse NUL;
+- path ids are UUIDs (the `api_id` converter of config/converters.py and
+  PATH_CONVERTER_OVERRIDES): the views parse them and answer a malformed one
+  with 400 `invalid_id`;
 - OpenAPI links between operations (`postprocess_links`), so a client (and the
   stateful phase of schemathesis) can follow an id from one answer to the next.
 """

@@ -247,3 +247,19 @@ def test_the_chat_message_pattern_is_exactly_what_the_server_accepts(document, o
     response = owner.client.post("/api/chat", {"message": message}, format="json")
     accepted = response.status_code != 400
     assert documented == accepted, (message, response.json())
+
+
+# --- Links ---------------------------------------------------------------------------
+
+
+def test_links_chain_chat_to_turn_conversation_card_and_confirm(document):
+    def links(operation_id, status):
+        return operation(document, operation_id)["responses"][status]["links"]
+
+    assert links("chat", "202")["GetTurn"] == {"operationId": "turn_get",
+                                               "parameters": {"turn_id": "$response.body#/turnId"}}
+    assert links("conversation_get", "200")["GetCard"]["parameters"] == {"card_id": "$response.body#/cards/0/id"}
+    assert links("card_get", "200")["ConfirmCard"]["requestBody"] == {"hash": "$response.body#/hash"}
+    targets = {link["operationId"] for _, _, op in operations(document)
+               for response in op["responses"].values() for link in response.get("links", {}).values()}
+    assert targets <= {op["operationId"] for _, _, op in operations(document)}
