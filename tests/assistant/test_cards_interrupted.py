@@ -114,3 +114,12 @@ def test_a_note_edited_between_the_claim_and_the_action_is_caught(owner, notes, 
     decided = confirm(owner, card)
     assert Note.objects.filter(id=notes["zurich"].id).exists()  # not deleted
     assert decided.status == "failed" and decided.error == cards.STALE_ERROR and decided.result is None
+
+
+def test_the_conversation_page_says_what_the_model_was_told():
+    from assistant.web.presenters import event_lines
+
+    line = '{"kind": "outcome_unknown", "card_id": "x", "tool_name": "send_email", "summary": "..."}'
+    assert event_lines(line, {"send_email": "Send an email"}) == [
+        "The assistant was told that “Send an email” was interrupted and may or may not have been done."
+    ]
