@@ -17,6 +17,8 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
+from credits.models import CreditAccount
+from credits.selectors import credits_audit_mismatches
 from organizations.models import Organization
 from tests.api_contract.harness import api_server, auth_header, seed_person
 from tests.conftest import make_person
@@ -43,6 +45,9 @@ def test_schemathesis_finds_nothing(tmp_path, capsys):
         print(f"\nschemathesis: {requests} requests answered by the server, exit code {result.returncode}")
     assert result.returncode == 0, result.stdout[-20000:]
     assert requests >= MIN_REQUESTS
+    # Thousands of chats, refusals and deletes later, the money still adds up.
+    assert not credits_audit_mismatches()
+    assert CreditAccount.objects.get(organization=acme).reserved_micros > 0  # the turns did reserve
 
 
 def write_config(folder: Path, people, seeded: dict) -> Path:
