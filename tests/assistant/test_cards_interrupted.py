@@ -6,6 +6,10 @@ after ASSISTANT_CARD_OUTCOME_TIMEOUT_SECONDS, never performs it again, shows it
 on the card and tells the model at the next turn.
 """
 
+import signal
+import socket
+import subprocess
+import sys
 from datetime import timedelta
 
 import pytest
@@ -18,7 +22,8 @@ from assistant.card_tasks import sweep_interrupted_cards_task
 from assistant.models import ActionCard
 from tests.assistant.test_cards import EMAIL, confirm, delete_card, propose_card
 from tests.web.conftest import web_client
-from workspace.models import Note
+from tests.workers import PROJECT, worker_environment
+from workspace.models import Note, SentEmail
 
 pytestmark = pytest.mark.django_db
 
@@ -123,3 +128,56 @@ def test_the_conversation_page_says_what_the_model_was_told():
     assert event_lines(line, {"send_email": "Send an email"}) == [
         "The assistant was told that “Send an email” was interrupted and may or may not have been done."
     ]
+
+
+# --- The real thing: a process killed in the middle of a send ---------------------
+
+CONFIRM_IN_A_PROCESS = """
+import sys
+import django
+django.setup()
+from django.test.utils import override_settings
+from assistant import cards
+from organizations.members import Member
+
+organization_id, user_id, card_id, shown_hash, smtp_port = sys.argv[1:]
+member = Member(organization_id=int(organization_id), user_id=int(user_id), role="member")
+with override_settings(EMAIL_BACKEND="django.core.mail.backends.smtp.EmailBackend", EMAIL_HOST="127.0.0.1",
+                       EMAIL_PORT=int(smtp_port), EMAIL_TIMEOUT=600):
+    cards.card_confirm(member, card_id=card_id, shown_hash=shown_hash)
+"""
+
+
+@pytest.mark.worker
+@pytest.mark.django_db(transaction=True)
+def test_a_process_killed_while_sending_leaves_a_card_the_sweep_marks_unknown(owner, settings):
+    """The click's process claims the card, connects to the mail server (which
+    never answers), and is killed. Nothing is sent, nothing retries it; the
+    sweep says the outcome is unknown."""
+    card = propose_card(owner, "send_email", EMAIL)
+    with socket.socket() as mail_server:
+        mail_server.bind(("127.0.0.1", 0))
+        mail_server.listen(1)
+        mail_server.settimeout(60)
+        process = subprocess.Popen(
+            [sys.executable, "-c", CONFIRM_IN_A_PROCESS, str(owner.organization.id), str(owner.user.id),
+             str(card.id), card.snapshot_hash, str(mail_server.getsockname()[1])],
+            cwd=PROJECT, env=worker_environment(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        )
+        try:
+            connection, _ = mail_server.accept()  # the action is under way: the claim has committed
+            with connection:
+                assert ActionCard.objects.get(id=card.id).status == "confirmed"
+                process.send_signal(signal.SIGKILL)
+                process.wait(timeout=30)
+        finally:
+            if process.poll() is None:
+                process.kill()
+    assert ActionCard.objects.get(id=card.id).result is None  # stuck: confirmed, no outcome
+    assert cards.cards_mark_interrupted(
+        now=timezone.now() + timedelta(seconds=settings.ASSISTANT_CARD_OUTCOME_TIMEOUT_SECONDS + 1)
+    ) == 1
+    assert ActionCard.objects.get(id=card.id).status == "outcome_unknown"
+    assert not SentEmail.objects.exists()
+    with transaction.atomic():
+        assert "outcome_unknown" in cards.events_for_next_turn(card.thread_id)
