@@ -121,6 +121,25 @@ def test_a_note_edited_between_the_claim_and_the_action_is_caught(owner, notes, 
     assert decided.status == "failed" and decided.error == cards.STALE_ERROR and decided.result is None
 
 
+@pytest.mark.django_db(transaction=True)
+def test_a_sender_changed_between_the_claim_and_the_send_is_caught(owner, monkeypatch):
+    """The same check before a send (outside any transaction): the address a
+    mail would go out from changed after the click; nothing is sent."""
+    card = propose_card(owner, "send_email", EMAIL)
+    decide = cards._decide
+
+    def decide_then_change_the_sender_after_commit(card, status, now, **kwargs):
+        decide(card, status, now, **kwargs)
+        if status == "confirmed":
+            transaction.on_commit(lambda: type(owner.user).objects.filter(id=owner.user.id).update(
+                email="someone.else@example.com"))
+
+    monkeypatch.setattr(cards, "_decide", decide_then_change_the_sender_after_commit)
+    decided = confirm(owner, card)
+    assert mail.outbox == [] and not SentEmail.objects.exists()
+    assert decided.status == "failed" and decided.error == cards.STALE_ERROR
+
+
 def test_the_conversation_page_says_what_the_model_was_told():
     from assistant.web.presenters import event_lines
 
