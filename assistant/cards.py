@@ -285,9 +285,10 @@ def _perform_if_unchanged(member: Member, card: ActionCard, tool) -> Any:
     between the click's check and now (a note edited meanwhile) stops it.
 
     A `confirm` tool acts on the product's own data: the check and the action
-    share one transaction, so nothing the check read can be written by another
-    writer between them on SQLite (whose transactions take the write lock
-    first), and the window on PostgreSQL is the tool's own statements. A
+    share one transaction. On SQLite (whose transactions take the write lock
+    first) nothing can be written between them; on PostgreSQL a write that
+    commits between the check's reads and the action's statements could still
+    slip through, a window of a few statements instead of click-to-action. A
     `send` tool does slow I/O that must not hold a transaction: its check
     comes just before.
     """
