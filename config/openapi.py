@@ -19,6 +19,7 @@ import inspect
 
 from drf_spectacular.extensions import OpenApiSerializerExtension, OpenApiSerializerFieldExtension
 from drf_spectacular.openapi import AutoSchema
+from drf_spectacular.plumbing import ComponentIdentity, ResolvedComponent
 from rest_framework import status
 from rest_framework.fields import CharField, ProhibitNullCharactersValidator, RegexValidator
 
@@ -134,9 +135,20 @@ class ApiAutoSchema(AutoSchema):
         for status_code, codes in sorted(self._error_codes_by_status().items()):
             responses[str(status_code)] = {
                 "description": "Refused: " + ", ".join(f"`{code}`" for code in codes) + ".",
-                "content": {"application/json": {"schema": error_schema(status_code, codes)}},
+                "content": {"application/json": {"schema": self._error_component(status_code, codes).ref}},
             }
         return responses
+
+    def _error_component(self, status_code: int, codes: list[str]) -> ResolvedComponent:
+        """One component per set of codes, shared by the operations that answer
+        exactly those (a generated client gets one error class for each)."""
+        name = "Error" + "".join(part.capitalize() for code in codes for part in code.split("_"))
+        component = ResolvedComponent(
+            name=name, type=ResolvedComponent.SCHEMA, schema=error_schema(status_code, codes),
+            object=ComponentIdentity(name),
+        )
+        self.registry.register_on_missing(component)
+        return component
 
     def _error_codes_by_status(self) -> dict[int, list[str]]:
         codes = list(EVERY_OPERATION)

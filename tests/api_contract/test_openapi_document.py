@@ -69,7 +69,7 @@ def json_schema(document, op: dict, status: str) -> dict:
 
 
 def error_codes(document, op: dict, status: str) -> list[str]:
-    return json_schema(document, op, status)["properties"]["code"]["enum"]
+    return component(document, json_schema(document, op, status)["properties"]["code"])["enum"]
 
 
 # --- 1. Pagination -------------------------------------------------------------------
@@ -117,7 +117,7 @@ def test_every_operation_documents_the_shared_refusals_in_the_one_error_shape(do
         assert "organization_not_found" in error_codes(document, op, "404"), where
         for status, response in op["responses"].items():
             if status >= "400":
-                schema = response["content"]["application/json"]["schema"]
+                schema = component(document, response["content"]["application/json"]["schema"])
                 assert schema["required"] == ["code", "detail"] and schema["additionalProperties"] is False, where
 
 
@@ -263,3 +263,9 @@ def test_links_chain_chat_to_turn_conversation_card_and_confirm(document):
     targets = {link["operationId"] for _, _, op in operations(document)
                for response in op["responses"].values() for link in response.get("links", {}).values()}
     assert targets <= {op["operationId"] for _, _, op in operations(document)}
+
+
+def test_operations_answering_the_same_codes_share_one_error_component(document):
+    refs = {op["responses"]["401"]["content"]["application/json"]["schema"]["$ref"]
+            for _, _, op in operations(document)}
+    assert refs == {"#/components/schemas/ErrorNotAuthenticatedAuthenticationFailed"}
