@@ -9,17 +9,16 @@ import sys
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import timedelta
 from pathlib import Path
 
 from django.conf import settings
-from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
 from assistant import proposals
 from assistant.models import ActionCard, Turn
 from assistant.tools import framework
 from assistant.tools.registry import get_tool
+from tests.web.conftest import make_conversation
 from tests.workers import PROJECT, stop_process_group, worker_environment
 from workspace.models import Note
 
@@ -89,8 +88,6 @@ def wait_for_port(port: int, process: subprocess.Popen, log_path: Path, timeout:
 def seed_person(person, *, label: str) -> dict:
     """Conversations with messages and tool calls, a finished turn, notes and
     pending cards of every kind of action; returns their ids."""
-    from tests.web.conftest import make_conversation
-
     threads = [make_conversation(person, title=f"{label} trip {n}", content=f"{label} plans {n}") for n in range(3)]
     notes = [
         Note.objects.create(organization=person.organization, owner=person.user, title=f"{label} note {n}",
@@ -119,6 +116,4 @@ def propose(person, thread, tool_name: str, tool_input: dict) -> ActionCard:
     tool = get_tool(tool_name)
     proposals.propose(person.member, turn=turn, tool=tool, tool_input=framework.parse_input(tool, tool_input),
                       tool_call=None, warning=False)
-    card = ActionCard.objects.get(turn=turn)
-    ActionCard.objects.filter(id=card.id).update(expires_at=timezone.now() + timedelta(days=1))
-    return card
+    return ActionCard.objects.get(turn=turn)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from conversations.models import Thread
 from tests.api_contract.harness import api_server, auth_header, propose, seed_person
 from tests.workers import celery_worker
 from workspace.models import Note
@@ -76,8 +77,6 @@ def test_a_generated_client_lists_gets_uploads_chats_follows_and_confirms(owner,
 
 
 def first_thread(seeded):
-    from conversations.models import Thread
-
     return Thread.objects.get(id=seeded["conversations"][0])
 
 
