@@ -3,6 +3,7 @@
 import json
 from uuid import UUID
 
+from asgiref.sync import sync_to_async
 from django.core.exceptions import ImproperlyConfigured
 from django.http import StreamingHttpResponse
 from drf_spectacular.utils import extend_schema, inline_serializer
@@ -10,7 +11,7 @@ from rest_framework import renderers, serializers, status
 from rest_framework.response import Response
 from sse_starlette.event import ServerSentEvent
 
-from assistant import chat, progress, selectors
+from assistant import chat, live, progress, selectors
 from config.api_errors import ApiError, bad_request, conflict, not_found
 from config.serializers import StrictCharField, StrictSerializer
 from conversations.api import BUSY
@@ -117,21 +118,48 @@ class EventStreamRenderer(renderers.BaseRenderer):
 
 
 class TurnEventsView(MemberAPIView):
+    """Authenticates and checks the turn is the person's (in a thread, once);
+    the stream itself is an async generator that holds no thread while it waits."""
+
     renderer_classes = [renderers.JSONRenderer, EventStreamRenderer]
 
     @extend_schema(parameters=[ORGANIZATION_PARAMETER], responses={(200, "text/event-stream"): str})
     def get(self, request, turn_id: str):
         turn = turn_or_404(self.member, turn_id)
-        response = StreamingHttpResponse(sse_body(turn), content_type="text/event-stream")
+        response = StreamingHttpResponse(sse_body(turn.id, resume_cursor(request)), content_type="text/event-stream")
         response["Cache-Control"] = "no-cache"
-        response["X-Accel-Buffering"] = "no"
+        response["X-Accel-Buffering"] = "no"  # a reverse proxy must not hold the events back
         return response
 
 
-def sse_body(turn):
-    for number, item in enumerate(progress.stream_turn(turn)):
-        if item is None:
+def resume_cursor(request) -> progress.Cursor:
+    raw = request.headers.get("Last-Event-ID", "")
+    if not raw:
+        return progress.Cursor()
+    try:
+        return progress.Cursor.decode(raw)
+    except progress.BadCursor:
+        raise bad_request("invalid_last_event_id", "Last-Event-ID is not an id this stream sent.",
+                          {"Last-Event-ID": ["Not an event id of this stream."]}) from None
+
+
+async def sse_body(turn_id: UUID, cursor: progress.Cursor):
+    async for event in live.follow_turn(turn_id, cursor):
+        if event is None:
             yield ServerSentEvent(comment="keep-alive").encode()
         else:
-            name, data = item
-            yield ServerSentEvent(data=json.dumps(data, ensure_ascii=False), event=name, id=str(number)).encode()
+            yield ServerSentEvent(data=json.dumps(event.data, ensure_ascii=False), event=event.name,
+                                  id=event.id).encode()
+
+
+def async_endpoint(view):
+    """`view` (a DRF view) behind an async view: under ASGI the request is
+    checked in a thread once, then its async stream runs on the event loop.
+    Keeps `cls` so the OpenAPI schema still documents it."""
+    checked = sync_to_async(view)
+
+    async def endpoint(request, *args, **kwargs):
+        return await checked(request, *args, **kwargs)
+
+    endpoint.cls, endpoint.initkwargs, endpoint.csrf_exempt = view.cls, view.initkwargs, True
+    return endpoint

@@ -18,7 +18,7 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from assistant import proposals
+from assistant import live, proposals
 from assistant.clients.base import (
     ModelClient,
     ModelRequest,
@@ -182,6 +182,7 @@ def finish_turn(
             credits_keep_on_stuck(turn_id=turn.id, job=job)
         else:
             credits_release(turn_id=turn.id, reason="the turn never started", job=job)
+    live.publish_turn_ended(turn_id)
     return True
 
 
@@ -299,6 +300,7 @@ class TurnRunner:
                     text += event.text
                     if self.clock() - flushed_at >= FLUSH_SECONDS:
                         Message.objects.filter(id=reply.id).update(content=text)
+                        live.publish_text(self.turn.id, reply, text)
                         flushed_at = self.clock()
                 elif isinstance(event, ToolCallEvent):
                     calls.append(event)
@@ -311,6 +313,7 @@ class TurnRunner:
             reply.content = text
             reply.status = Message.Status.COMPLETE
             reply.save(update_fields=["content", "status"])
+            live.publish_text(self.turn.id, reply, text)
             self._save_progress()
         return reply, calls
 
@@ -333,6 +336,7 @@ class TurnRunner:
                 input=call.input if call.input is not None else {"raw": call.raw_input},
                 created_at=timezone.now(),
             )
+            live.publish_tool_call_started(record)
             self.calls += 1
             try:
                 result, is_error = self._run_call(call, record)
@@ -360,6 +364,7 @@ class TurnRunner:
         record.is_error = is_error
         record.finished_at = timezone.now()
         record.save(update_fields=["result", "is_error", "finished_at"])
+        live.publish_tool_call_finished(record)
 
     def _run_call(self, call: ToolCallEvent, record: ToolCall) -> tuple[object, bool]:
         """(raw result, is_error). A ToolError becomes an error the model can read."""

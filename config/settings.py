@@ -143,6 +143,12 @@ SPECTACULAR_SETTINGS = {
 
 # --- Redis and Celery ------------------------------------------------------
 REDIS_URL = env_str("REDIS_URL")
+# GET /api/turns/{id}/events: a keep-alive comment after this long without an
+# event; without Redis, the database is read this often; a stream ends after
+# STREAM_MAX_SECONDS (the browser reconnects with Last-Event-ID).
+STREAM_HEARTBEAT_SECONDS = env_int("STREAM_HEARTBEAT_SECONDS", 15, minimum=1)
+STREAM_POLL_SECONDS = env_int("STREAM_POLL_MS", 200, minimum=10) / 1000
+STREAM_MAX_SECONDS = env_int("STREAM_MAX_SECONDS", 600, minimum=10)
 CELERY_TASK_ALWAYS_EAGER = False
 
 # --- Conversations ---------------------------------------------------------
