@@ -52,16 +52,16 @@ class _Published:
 
 
 _turns: dict[UUID, _Published] = {}
-_client: tuple[int, redis.Redis] | None = None
+_client: tuple[int, str, redis.Redis] | None = None
 
 
 def _redis() -> redis.Redis:
     """One client per process, made after the fork (Celery's prefork children)."""
     global _client
-    if _client is None or _client[0] != os.getpid():
+    if _client is None or _client[:2] != (os.getpid(), settings.REDIS_URL):
         client = redis.Redis.from_url(settings.REDIS_URL, socket_connect_timeout=1, socket_timeout=1)
-        _client = (os.getpid(), client)
-    return _client[1]
+        _client = (os.getpid(), settings.REDIS_URL, client)
+    return _client[2]
 
 
 def _publish(turn_id: UUID, kind: str, **data) -> None:
