@@ -5,6 +5,7 @@ from uuid import UUID
 
 from asgiref.sync import sync_to_async
 from django.core.exceptions import ImproperlyConfigured
+from django.core.handlers.asgi import ASGIRequest
 from django.http import StreamingHttpResponse
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import renderers, serializers, status
@@ -126,7 +127,12 @@ class TurnEventsView(MemberAPIView):
     @extend_schema(parameters=[ORGANIZATION_PARAMETER], responses={(200, "text/event-stream"): str})
     def get(self, request, turn_id: str):
         turn = turn_or_404(self.member, turn_id)
-        response = StreamingHttpResponse(sse_body(turn.id, resume_cursor(request)), content_type="text/event-stream")
+        cursor = resume_cursor(request)
+        if isinstance(request._request, ASGIRequest):
+            body = sse_body(turn.id, cursor)
+        else:  # WSGI (`make run`'s dev server): Django would gather an async stream before sending it
+            body = map(sse_frame, live.poll_turn_blocking(turn.id, cursor))
+        response = StreamingHttpResponse(body, content_type="text/event-stream")
         response["Cache-Control"] = "no-cache"
         response["X-Accel-Buffering"] = "no"  # a reverse proxy must not hold the events back
         return response
@@ -145,11 +151,13 @@ def resume_cursor(request) -> progress.Cursor:
 
 async def sse_body(turn_id: UUID, cursor: progress.Cursor):
     async for event in live.follow_turn(turn_id, cursor):
-        if event is None:
-            yield ServerSentEvent(comment="keep-alive").encode()
-        else:
-            yield ServerSentEvent(data=json.dumps(event.data, ensure_ascii=False), event=event.name,
-                                  id=event.id).encode()
+        yield sse_frame(event)
+
+
+def sse_frame(event: progress.Event | None) -> bytes:
+    if event is None:
+        return ServerSentEvent(comment="keep-alive").encode()
+    return ServerSentEvent(data=json.dumps(event.data, ensure_ascii=False), event=event.name, id=event.id).encode()
 
 
 def async_endpoint(view):

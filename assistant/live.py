@@ -19,7 +19,7 @@ import json
 import logging
 import os
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from uuid import UUID
 
@@ -201,6 +201,25 @@ async def poll_turn(turn_id: UUID, cursor: Cursor, *, sleep=asyncio.sleep) -> As
             last_sent = clock()
             yield None
         await sleep(settings.STREAM_POLL_SECONDS)
+
+
+def poll_turn_blocking(turn_id: UUID, cursor: Cursor, *, sleep=time.sleep) -> Iterator[Event | None]:
+    """Under WSGI (`make run`'s dev server, the test client) a stream holds its
+    thread anyway: it polls the database from it, as `poll_turn` does."""
+    clock = time.monotonic
+    deadline = last_sent = clock()
+    deadline += settings.STREAM_MAX_SECONDS
+    while clock() < deadline:
+        events, ended = progress.turn_events(turn_id, cursor)
+        yield from events
+        if ended:
+            return
+        if events:
+            last_sent = clock()
+        elif clock() - last_sent >= settings.STREAM_HEARTBEAT_SECONDS:
+            last_sent = clock()
+            yield None
+        sleep(settings.STREAM_POLL_SECONDS)
 
 
 async def _close(pubsub, client) -> None:

@@ -10,6 +10,9 @@ from pathlib import Path
 
 os.environ.setdefault("SECRET_KEY", "test-only-secret-key-not-for-production")
 os.environ.setdefault("DEBUG", "0")
+# Named, as production must (DEBUG is off here): the worker processes the tests
+# start would refuse the demo model otherwise.
+os.environ.setdefault("ASSISTANT_MODEL", "offline")
 
 from config.settings import *  # noqa: E402,F403
 from config.settings import DATABASES, RUN_DIR  # noqa: E402

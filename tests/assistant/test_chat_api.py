@@ -175,12 +175,15 @@ def parse_sse(raw: str) -> list[tuple[str, dict]]:
 
 
 def read_stream(response) -> str:
-    """The whole body of a streamed (async) response, read in this thread."""
+    """The whole body of a streamed response (async under ASGI, the test
+    client's WSGI request gets the blocking adapter), read in this thread."""
 
     async def collect():
         return b"".join([chunk async for chunk in response.streaming_content])
 
-    return async_to_sync(collect)().decode()
+    if response.is_async:
+        return async_to_sync(collect)().decode()
+    return b"".join(response.streaming_content).decode()
 
 
 def test_the_event_stream_replays_a_finished_turn_in_order(owner):

@@ -9,8 +9,10 @@ import uuid
 import pytest
 from asgiref.sync import async_to_sync, sync_to_async
 from django.db import connections
+from django.test import AsyncClient
 from django.test.utils import CaptureQueriesContext
 from django.urls import resolve
+from rest_framework.authtoken.models import Token
 
 from assistant import live, progress
 from assistant.loop import run_turn
@@ -81,6 +83,24 @@ def test_a_last_event_id_that_is_not_ours_is_a_400(owner):
     body = finished_turn(owner)
     response = owner.client.get(f"/api/turns/{body['turnId']}/events", HTTP_LAST_EVENT_ID="12; DROP")
     assert response.status_code == 400 and response.json()["code"] == "invalid_last_event_id"
+
+
+def test_under_asgi_the_endpoint_streams_from_an_async_generator(owner):
+    body = finished_turn(owner)
+    token = Token.objects.get(user=owner.user).key
+
+    async def get(**headers):
+        response = await AsyncClient().get(f"/api/turns/{body['turnId']}/events",
+                                           headers={"Authorization": f"Token {token}", **headers})
+        return response, (b"".join([c async for c in response.streaming_content]).decode()
+                          if response.status_code == 200 else response.json())
+
+    response, whole = async_to_sync(get)()
+    assert response.status_code == 200 and response.is_async
+    assert [name for name, _ in parse_sse(whole)][-1] == "turn_ended"
+    assert parse_sse(whole) == parse_sse(read_stream(owner.client.get(f"/api/turns/{body['turnId']}/events")))
+    refused, error = async_to_sync(get)(**{"Last-Event-ID": "nope"})
+    assert refused.status_code == 400 and error["code"] == "invalid_last_event_id"
 
 
 def test_the_events_endpoint_is_an_async_view_still_documented(owner):
