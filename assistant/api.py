@@ -164,7 +164,13 @@ def async_endpoint(view):
     """`view` (a DRF view) behind an async view: under ASGI the request is
     checked in a thread once, then its async stream runs on the event loop.
     Keeps `cls` so the OpenAPI schema still documents it."""
-    checked = sync_to_async(view)
+    def check_then_release(request, *args, **kwargs):
+        response = view(request, *args, **kwargs)
+        if response.streaming:  # the stream reads the database on its own when it must
+            live.release_database()
+        return response
+
+    checked = sync_to_async(check_then_release)
 
     async def endpoint(request, *args, **kwargs):
         return await checked(request, *args, **kwargs)

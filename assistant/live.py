@@ -27,6 +27,7 @@ import redis
 import redis.asyncio
 from asgiref.sync import sync_to_async
 from django.conf import settings
+from django.db import connection
 
 from assistant import progress
 from assistant.progress import Cursor, Event
@@ -119,7 +120,22 @@ def publish_turn_ended(turn_id: UUID) -> None:
 
 # --- Following (the web) ---------------------------------------------------------
 
-catch_up: Callable[[UUID, Cursor], Awaitable[tuple[list[Event], bool]]] = sync_to_async(progress.turn_events)
+def release_database() -> None:
+    """An open stream must not hold a database connection while it waits (a
+    thousand streams would be a thousand idle PostgreSQL backends): close this
+    thread's connection after each read. Never inside a transaction."""
+    if not connection.in_atomic_block:
+        connection.close()
+
+
+def _read_and_release(turn_id: UUID, cursor: Cursor) -> tuple[list[Event], bool]:
+    try:
+        return progress.turn_events(turn_id, cursor)
+    finally:
+        release_database()
+
+
+catch_up: Callable[[UUID, Cursor], Awaitable[tuple[list[Event], bool]]] = sync_to_async(_read_and_release)
 
 
 async def follow_turn(turn_id: UUID, cursor: Cursor) -> AsyncIterator[Event | None]:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings
+from django.db import connection
 from rest_framework.authtoken.models import Token
 
 from assistant import live
@@ -150,3 +151,30 @@ def test_an_outsider_gets_404_on_the_production_stream(owner, outsider, producti
                                        token=Token.objects.get(user=owner.user).key)
     assert missing.status == 404
     assert production_stack.request("GET", f"/api/turns/{turn.id}/events").status == 401
+
+
+def test_open_streams_hold_no_database_connection(owner, production_stack, redis_server):
+    token = Token.objects.get(user=owner.user).key
+    turn = running_turn(owner, partial="Thinking", seconds_ago=1)
+
+    def backends() -> int:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                           "AND pid <> pg_backend_pid()")
+            return cursor.fetchone()[0]
+
+    before = backends()
+    tabs = [socket.create_connection(("127.0.0.1", production_stack.port), timeout=10) for _ in range(20)]
+    for tab in tabs:
+        tab.sendall(f"GET /api/turns/{turn.id}/events HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                    f"Authorization: Token {token}\r\n\r\n".encode())
+    for tab in tabs:  # each stream has read the database (its catch-up) and now waits
+        received = b""
+        while b"Thinking" not in received:
+            received += tab.recv(4096)
+    channel = live.channel(turn.id)
+    assert redis_server.client.pubsub_numsub(channel) == [(channel.encode(), 20)]
+    during = backends()
+    for tab in tabs:
+        tab.close()
+    assert during <= before + 2  # slack for a maintenance job of the worker; 20 streams would be 20
