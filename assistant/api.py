@@ -139,7 +139,9 @@ class TurnEventsView(MemberAPIView):
 
 
 def resume_cursor(request) -> progress.Cursor:
-    raw = request.headers.get("Last-Event-ID", "")
+    # The header (EventSource's own reconnection) wins over the query
+    # parameter (a stream the page reopened itself).
+    raw = request.headers.get("Last-Event-ID") or request.query_params.get("lastEventId", "")
     if not raw:
         return progress.Cursor()
     try:

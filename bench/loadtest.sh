@@ -79,7 +79,7 @@ HOLD_STATUS=0
 HOLD=$!
 OPEN=$($PY bench/loadtest_probe.py wait-streams "$LOADTEST_HELD_TURNS" "$STREAMS" 60)
 RSS_OPEN=$($PY bench/loadtest_probe.py rss "$WEB_PROCESS")
-AT_REST=$($PY bench/loadtest_probe.py at-rest "$ADMIN_URL" 11 15)
+AT_REST=$($PY bench/loadtest_probe.py at-rest "$ADMIN_URL" "$OUT/pg/server.log" 15)
 $PY bench/loadtest_seed.py finish "$LOADTEST_HELD_TURNS" >/dev/null
 wait "$HOLD" || HOLD_STATUS=$?
 

@@ -32,31 +32,32 @@ def wait_streams(redis_url: str, turn_ids: list[str], wanted: int, timeout: floa
     return count
 
 
-def transactions(admin_url: str) -> int:
-    """Committed + rolled back transactions of the app's database: with Django's
-    autocommit, one per query outside an atomic block."""
-    with psycopg.connect(admin_url, autocommit=True) as connection:
-        row = connection.execute(
-            "SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = 'assistant'"
-        ).fetchone()
-        return int(row[0])
-
-
 def backends(admin_url: str) -> int:
     with psycopg.connect(admin_url, autocommit=True) as connection:
         return int(connection.execute(
             "SELECT count(*) FROM pg_stat_activity WHERE datname = 'assistant'").fetchone()[0])
 
 
-def at_rest(admin_url: str, settle: float, window: float) -> dict:
-    """Queries per second while nothing happens but open streams waiting.
-    PostgreSQL publishes an idle backend's counters within 10 s: settle first."""
-    time.sleep(settle)
-    before = transactions(admin_url)
-    time.sleep(window)
-    after = transactions(admin_url)
-    return {"queries_per_second": round((after - before) / window, 2), "window_seconds": window,
-            "db_backends": backends(admin_url)}
+def log_statements(admin_url: str) -> None:
+    """PostgreSQL logs every statement, prefixed by its database's name."""
+    with psycopg.connect(admin_url, autocommit=True) as connection:
+        connection.execute("ALTER SYSTEM SET log_statement = 'all'")
+        connection.execute("ALTER SYSTEM SET log_line_prefix = '[%d] '")
+        connection.execute("SELECT pg_reload_conf()")
+
+
+def at_rest(admin_url: str, server_log: str, window: float) -> dict:
+    """Statements the app's database received while nothing happened but open
+    streams waiting (counted in PostgreSQL's own log: autovacuum and this probe,
+    which uses another database, are not counted)."""
+    log_statements(admin_url)
+    time.sleep(1)  # the reload reaches every backend
+    with open(server_log, errors="replace") as log:
+        log.seek(0, os.SEEK_END)
+        time.sleep(window)
+        lines = [line for line in log.read().splitlines() if line.startswith("[assistant] ") and "statement:" in line]
+    return {"queries_per_second": round(len(lines) / window, 2), "window_seconds": window,
+            "queries": len(lines), "first": [line[:160] for line in lines[:5]], "db_backends": backends(admin_url)}
 
 
 if __name__ == "__main__":
@@ -66,6 +67,6 @@ if __name__ == "__main__":
     elif command == "wait-streams":
         print(wait_streams(os.environ["REDIS_URL"], args[0].split(","), int(args[1]), float(args[2])))
     elif command == "at-rest":
-        print(json.dumps(at_rest(args[0], float(args[1]), float(args[2]))))
+        print(json.dumps(at_rest(args[0], args[1], float(args[2]))))
     else:
         raise SystemExit(f"unknown command {command}")

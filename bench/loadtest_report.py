@@ -49,7 +49,7 @@ def table(out: Path) -> str:
         ("web process memory per open stream",
          f"{per_stream:.0f} KiB ({metrics['rss_before_kib'] // 1024} → {metrics['rss_open_kib'] // 1024} MiB)", ""),
         (f"database queries per second at rest, {streams} streams open ({rest['window_seconds']:.0f} s window)",
-         f"{rest['queries_per_second']}", "0"),
+         f"{rest['queries_per_second']} ({rest['queries']} statements, PostgreSQL's log)", "0"),
         (f"PostgreSQL connections open with {streams} streams open (all processes)", f"{rest['db_backends']}", ""),
         ("failed requests (both runs)", f"{failures}", "0"),
     ]

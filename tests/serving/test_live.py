@@ -77,6 +77,8 @@ def test_a_client_that_reconnects_with_last_event_id_gets_only_what_it_missed(ow
     assert len(ids) == 7 and len(set(ids)) == 6  # turn_ended moves nothing on
     resumed = read_stream(owner.client.get(url, HTTP_LAST_EVENT_ID=ids[2]))
     assert parse_sse(resumed) == parse_sse(whole)[3:]
+    reopened = read_stream(owner.client.get(f"{url}?lastEventId={ids[4]}"))  # the page reopening it
+    assert parse_sse(reopened) == parse_sse(whole)[5:]
 
 
 def test_a_last_event_id_that_is_not_ours_is_a_400(owner):
