@@ -27,7 +27,7 @@ import redis
 import redis.asyncio
 from asgiref.sync import sync_to_async
 from django.conf import settings
-from django.db import connection
+from django.db import connection, transaction
 
 from assistant import progress
 from assistant.progress import Cursor, Event
@@ -113,9 +113,14 @@ def publish_card_proposed(card) -> None:
 
 
 def publish_turn_ended(turn_id: UUID) -> None:
-    """After the end was committed; the stream reads the end from the database."""
-    _publish(turn_id, "turn_ended")
-    _turns.pop(turn_id, None)
+    """Once the end is committed (the stream reads the end from the database,
+    so it must be there): at once outside a transaction, else on commit."""
+
+    def publish() -> None:
+        _publish(turn_id, "turn_ended")
+        _turns.pop(turn_id, None)
+
+    transaction.on_commit(publish)
 
 
 # --- Following (the web) ---------------------------------------------------------

@@ -9,7 +9,7 @@ import uuid
 import pytest
 from asgiref.sync import async_to_sync, sync_to_async
 from django.db import connections
-from django.test import AsyncClient
+from django.test import AsyncClient, TestCase
 from django.test.utils import CaptureQueriesContext
 from django.urls import resolve
 from rest_framework.authtoken.models import Token
@@ -116,12 +116,15 @@ def test_the_events_endpoint_is_an_async_view_still_documented(owner):
 
 
 @pytest.mark.redis
-def test_the_loop_publishes_each_step_and_the_publications_alone_rebuild_the_stream(owner, live_redis):
+def test_the_loop_publishes_each_step_and_the_publications_alone_rebuild_the_stream(
+    owner, live_redis, django_capture_on_commit_callbacks
+):
     turn_id = uuid.UUID(post_chat(owner, message="Find Zurich").json()["turnId"])
     subscriber = live_redis.client.pubsub(ignore_subscribe_messages=True)
     subscriber.subscribe(live.channel(turn_id))
     client = ScriptedClient(call(("search_notes", {"query": "Zurich"}), text="Looking."), say("Nothing found."))
-    run_turn(turn_id, client=client, clock=Clock())
+    with django_capture_on_commit_callbacks(execute=True):  # the end is published once committed
+        run_turn(turn_id, client=client, clock=Clock())
     published = []
     for _ in range(50):  # None also stands for the swallowed subscribe confirmation
         message = subscriber.get_message(timeout=0.1)
@@ -183,7 +186,8 @@ def test_an_open_stream_waiting_on_its_model_costs_no_query(owner, live_redis, s
 
     def worker_ends():
         Turn.objects.filter(id=turn.id).update(status="done")
-        live.publish_turn_ended(turn.id)
+        with TestCase.captureOnCommitCallbacks(execute=True):
+            live.publish_turn_ended(turn.id)
 
     async def scenario(queries):
         marks = {}
