@@ -22,7 +22,7 @@ from conversations.models import Message
 from tests.assistant.conftest import Clock
 from tests.assistant.test_chat_api import finished_turn, parse_sse, post_chat, read_stream
 from tests.fakes.scripted import ScriptedClient, call, say
-from tests.maintenance.conftest import running_turn
+from tests.maintenance.conftest import free_port, running_turn
 
 # --- The cursor (pure) ------------------------------------------------------------
 
@@ -219,3 +219,34 @@ def test_an_open_stream_waiting_on_its_model_costs_no_query(owner, live_redis, s
     assert marks["gap"] - marks["waited"] == 2 + 4
     assert [e.name for e in ending] == ["turn_ended"] and ending[0].data["status"] == "done"
     assert marks["end"] - marks["gap"] == 1 + 4
+
+
+# --- Redis down: never a failed turn, never a dead stream ---------------------------------------
+
+
+def dead_redis_url() -> str:
+    return f"redis://127.0.0.1:{free_port()}/0"  # nothing listens there
+
+
+def test_a_redis_that_is_down_does_not_fail_the_turn_and_is_tried_once_more_at_the_end(owner, settings, caplog,
+                                                                                     django_capture_on_commit_callbacks):
+    settings.REDIS_URL = dead_redis_url()
+    turn_id = uuid.UUID(post_chat(owner, message="Find Zurich").json()["turnId"])
+    client = ScriptedClient(call(("search_notes", {"query": "Zurich"}), text="Looking."), say("Nothing found."))
+    with caplog.at_level("WARNING", logger="assistant.live"), django_capture_on_commit_callbacks(execute=True):
+        run_turn(turn_id, client=client, clock=Clock())
+    assert Turn.objects.get(id=turn_id).status == "done"
+    failures = [record for record in caplog.records if record.getMessage() == "live_publish_failed"]
+    assert [record.kind for record in failures] == ["text", "turn_ended"]  # not on every step
+    assert all(record.turn_id == str(turn_id) for record in failures)
+
+
+def test_a_stream_whose_redis_is_down_falls_back_to_the_database(owner, settings):
+    settings.REDIS_URL = dead_redis_url()
+    body = finished_turn(owner)
+
+    async def collect():
+        return [event async for event in live.follow_turn(uuid.UUID(body["turnId"]), Cursor()) if event]
+
+    events = async_to_sync(collect)()
+    assert [e.name for e in events][-1] == "turn_ended" and len(events) == 7
