@@ -21,6 +21,7 @@ web() {
   # gunicorn supervises the processes (restarts a dead one, graceful reloads on
   # HUP); uvicorn's worker runs the ASGI app on uvloop. WEB_CONCURRENCY
   # processes (gunicorn reads it); each holds any number of open streams.
+  # Access lines (uvicorn's format) carry method, path with ids, status: no text.
   exec env DATABASE_CONN_MAX_AGE="$WEB_DB_CONN_MAX_AGE" "$VENV/bin/gunicorn" config.asgi:application \
     --worker-class uvicorn_worker.UvicornWorker \
     --workers "${WEB_CONCURRENCY:-2}" \
@@ -28,7 +29,6 @@ web() {
     --graceful-timeout "${WEB_GRACEFUL_TIMEOUT:-10}" \
     --keep-alive 5 \
     --access-logfile - \
-    --access-logformat '{"event": "request", "method": "%(m)s", "path": "%(U)s", "status": %(s)s, "duration_ms": %(M)s}' \
     ${WEB_OPTIONS:-}
 }
 
