@@ -154,8 +154,8 @@ async def follow_turn(turn_id: UUID, cursor: Cursor) -> AsyncIterator[Event | No
     pubsub = client.pubsub()
     try:
         try:
-            await pubsub.subscribe(channel(turn_id))
-        except redis.RedisError as error:
+            await _subscribe(pubsub, channel(turn_id))
+        except (redis.RedisError, TimeoutError) as error:
             logger.warning("live_subscribe_failed", extra={"turn_id": str(turn_id), "error": type(error).__name__})
             async for item in poll_turn(turn_id, cursor):
                 yield item
@@ -164,6 +164,17 @@ async def follow_turn(turn_id: UUID, cursor: Cursor) -> AsyncIterator[Event | No
             yield item
     finally:
         await _close(pubsub, client)
+
+
+async def _subscribe(pubsub, name: str) -> None:
+    """Returns once Redis confirmed the subscription, so that the catch-up read
+    that follows can miss nothing: a later write is published to us."""
+    await pubsub.subscribe(name)
+    async with asyncio.timeout(5):
+        while True:
+            message = await pubsub.get_message(timeout=1)
+            if message is not None and message["type"] == "subscribe":
+                return
 
 
 async def _forward(pubsub, turn_id: UUID, cursor: Cursor) -> AsyncIterator[Event | None]:
@@ -185,7 +196,7 @@ async def _forward(pubsub, turn_id: UUID, cursor: Cursor) -> AsyncIterator[Event
             async for item in poll_turn(turn_id, cursor):
                 yield item
             return
-        if message is None:  # a timeout (or the swallowed subscribe confirmation)
+        if message is None:  # nothing within the keep-alive interval
             if clock() - last_sent >= settings.STREAM_HEARTBEAT_SECONDS:
                 last_sent = clock()
                 yield None
