@@ -23,6 +23,7 @@ from tests.assistant.conftest import Clock
 from tests.assistant.test_chat_api import finished_turn, parse_sse, post_chat, read_stream
 from tests.fakes.scripted import ScriptedClient, call, say
 from tests.maintenance.conftest import free_port, running_turn
+from workspace.models import Note
 
 # --- The cursor (pure) ------------------------------------------------------------
 
@@ -143,6 +144,37 @@ def test_the_loop_publishes_each_step_and_the_publications_alone_rebuild_the_str
     assert ended and replayed[-1].name == "turn_ended"
     assert [(e.name, e.id) for e in forwarded] == [(e.name, e.id) for e in replayed[:-1]]
     assert [{k: v for k, v in e.data.items() if k != "at"} for e in forwarded] == [e.data for e in replayed[:-1]]
+
+
+@pytest.mark.redis
+def test_a_proposed_card_is_published_with_its_place_in_the_turn(owner, live_redis, django_capture_on_commit_callbacks):
+    note = Note.objects.create(organization=owner.organization, owner=owner.user, title="Old", body="x")
+    turn_id = uuid.UUID(post_chat(owner, message="Delete Old").json()["turnId"])
+    subscriber = live_redis.client.pubsub(ignore_subscribe_messages=True)
+    subscriber.subscribe(live.channel(turn_id))
+    client = ScriptedClient(call(("delete_note", {"note_id": note.id})), say("Confirm it on the card."))
+    with django_capture_on_commit_callbacks(execute=True):
+        run_turn(turn_id, client=client, clock=Clock())
+    published = []
+    for _ in range(50):
+        message = subscriber.get_message(timeout=0.1)
+        if message is not None:
+            published.append(json.loads(message["data"]))
+        if published and published[-1]["kind"] == "turn_ended":
+            break
+    subscriber.close()
+
+    kinds = [p["kind"] for p in published]
+    assert kinds == ["tool_call_started", "card_proposed", "tool_call_finished", "text", "turn_ended"]
+    card = published[1]
+    assert card["index"] == 0 and card["card"]["toolName"] == "delete_note" and card["card"]["status"] == "pending"
+    cursor = Cursor()
+    forwarded = [e for p in published[:-1] for e in progress.apply_published(cursor, p)]
+    replayed, _ = progress.turn_events(turn_id, Cursor())
+    # The same events; the database lists cards last.
+    assert sorted(e.name for e in forwarded) == sorted(e.name for e in replayed[:-1])
+    assert cursor.encode() == replayed[-1].id
+    assert Note.objects.filter(id=note.id).exists()  # only proposed
 
 
 # --- The web forwards: no query while the turn waits ------------------------------------------
