@@ -22,12 +22,15 @@ web() {
   # HUP); uvicorn's worker runs the ASGI app on uvloop. WEB_CONCURRENCY
   # processes (gunicorn reads it); each holds any number of open streams.
   # Access lines (uvicorn's format) carry method, path with ids, status: no text.
+  # No control socket: its one default path (~/.gunicorn) is shared by every
+  # gunicorn of the machine (a test run beside a deployment would take it over).
   exec env DATABASE_CONN_MAX_AGE="$WEB_DB_CONN_MAX_AGE" "$VENV/bin/gunicorn" config.asgi:application \
     --worker-class uvicorn_worker.UvicornWorker \
     --workers "${WEB_CONCURRENCY:-2}" \
     --bind "$HOST:$PORT" \
     --graceful-timeout "${WEB_GRACEFUL_TIMEOUT:-10}" \
     --keep-alive 5 \
+    --no-control-socket \
     --access-logfile - \
     ${WEB_OPTIONS:-}
 }
