@@ -15,10 +15,12 @@ stream's next database read catches up.
 """
 
 import asyncio
+import collections
 import json
 import logging
 import os
 import time
+import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from uuid import UUID
@@ -145,41 +147,29 @@ catch_up: Callable[[UUID, Cursor], Awaitable[tuple[list[Event], bool]]] = sync_t
 
 async def follow_turn(turn_id: UUID, cursor: Cursor) -> AsyncIterator[Event | None]:
     """The turn's events from `cursor` until it ends; None is a keep-alive.
-    Cancelled when the client goes away: the subscription is closed at once."""
+    Cancelled when the client goes away: it leaves the subscription at once."""
     if not settings.REDIS_URL:
         async for item in poll_turn(turn_id, cursor):
             yield item
         return
-    client = redis.asyncio.Redis.from_url(settings.REDIS_URL, socket_connect_timeout=2)
-    pubsub = client.pubsub()
+    name = channel(turn_id)
     try:
-        try:
-            await _subscribe(pubsub, channel(turn_id))
-        except (redis.RedisError, TimeoutError) as error:
-            logger.warning("live_subscribe_failed", extra={"turn_id": str(turn_id), "error": type(error).__name__})
-            async for item in poll_turn(turn_id, cursor):
-                yield item
-            return
-        async for item in _forward(pubsub, turn_id, cursor):
+        hub, inbox = await _Hub.join(name)
+    except (redis.RedisError, TimeoutError) as error:
+        logger.warning("live_subscribe_failed", extra={"turn_id": str(turn_id), "error": type(error).__name__})
+        async for item in poll_turn(turn_id, cursor):
+            yield item
+        return
+    try:
+        async for item in _forward(inbox, turn_id, cursor):
             yield item
     finally:
-        await _close(pubsub, client)
+        await hub.leave(name, inbox)
 
 
-async def _subscribe(pubsub, name: str) -> None:
-    """Returns once Redis confirmed the subscription, so that the catch-up read
-    that follows can miss nothing: a later write is published to us."""
-    await pubsub.subscribe(name)
-    async with asyncio.timeout(5):
-        while True:
-            message = await pubsub.get_message(timeout=1)
-            if message is not None and message["type"] == "subscribe":
-                return
-
-
-async def _forward(pubsub, turn_id: UUID, cursor: Cursor) -> AsyncIterator[Event | None]:
-    # Subscribed before this read: whatever is published from now on arrives,
-    # and whatever was published before is in the database already.
+async def _forward(inbox: asyncio.Queue, turn_id: UUID, cursor: Cursor) -> AsyncIterator[Event | None]:
+    # Subscribed (confirmed) before this read: whatever is published from now
+    # on arrives, and whatever was published before is in the database already.
     events, ended = await catch_up(turn_id, cursor)
     for event in events:
         yield event
@@ -190,18 +180,17 @@ async def _forward(pubsub, turn_id: UUID, cursor: Cursor) -> AsyncIterator[Event
     while clock() < deadline:
         wait = max(0.01, settings.STREAM_HEARTBEAT_SECONDS - (clock() - last_sent))
         try:
-            message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=wait)
-        except redis.RedisError as error:
-            logger.warning("live_subscription_lost", extra={"turn_id": str(turn_id), "error": type(error).__name__})
+            data = await asyncio.wait_for(inbox.get(), wait)
+        except TimeoutError:  # nothing within the keep-alive interval
+            last_sent = clock()
+            yield None
+            continue
+        if data is _LOST:
+            logger.warning("live_subscription_lost", extra={"turn_id": str(turn_id)})
             async for item in poll_turn(turn_id, cursor):
                 yield item
             return
-        if message is None:  # nothing within the keep-alive interval
-            if clock() - last_sent >= settings.STREAM_HEARTBEAT_SECONDS:
-                last_sent = clock()
-                yield None
-            continue
-        published = json.loads(message["data"])
+        published = json.loads(data)
         in_order = last_n is None or published.get("n") == last_n + 1
         last_n = published.get("n")
         events = progress.apply_published(cursor, published) if in_order else None
@@ -214,6 +203,132 @@ async def _forward(pubsub, turn_id: UUID, cursor: Cursor) -> AsyncIterator[Event
             last_sent = clock()
         if ended:
             return
+
+
+_LOST = object()  # put in every inbox when the hub's Redis connection fails
+
+
+class _Hub:
+    """The open streams of one web process (one event loop) share one Redis
+    connection: one SUBSCRIBE per channel however many streams follow it, each
+    publication copied into the inbox of each of them. The hub closes when its
+    last stream leaves."""
+
+    INBOX_SIZE = 1000  # a stream that falls this far behind loses the oldest: its gap is then read from the database
+    _by_loop: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Hub]" = weakref.WeakKeyDictionary()
+
+    def __init__(self) -> None:
+        self.client = redis.asyncio.Redis.from_url(settings.REDIS_URL, socket_connect_timeout=2)
+        self.pubsub = self.client.pubsub()
+        self.inboxes: dict[str, set[asyncio.Queue]] = {}
+        # Per channel: the current subscription's confirmation, and every
+        # SUBSCRIBE sent and not yet confirmed (Redis confirms in order).
+        self.subscribed: dict[str, asyncio.Future] = {}
+        self.confirmations: dict[str, collections.deque[asyncio.Future]] = {}
+        self.lock = asyncio.Lock()
+        self.reader: asyncio.Task | None = None
+        self.closed = False
+
+    @classmethod
+    async def join(cls, name: str) -> tuple["_Hub", asyncio.Queue]:
+        """Subscribes (once Redis confirmed it) and returns the hub and an inbox."""
+        loop = asyncio.get_running_loop()
+        while True:
+            hub = cls._by_loop.get(loop)
+            if hub is None or hub.closed:
+                hub = cls._by_loop[loop] = cls()
+            inbox = await hub._add(name)
+            if inbox is not None:
+                return hub, inbox
+
+    async def _add(self, name: str) -> asyncio.Queue | None:
+        inbox: asyncio.Queue = asyncio.Queue(maxsize=self.INBOX_SIZE)
+        async with self.lock:
+            if self.closed:
+                return None  # closed meanwhile: join makes a new one
+            self.inboxes.setdefault(name, set()).add(inbox)
+            if name not in self.subscribed:
+                confirmed = self.subscribed[name] = asyncio.get_running_loop().create_future()
+                self.confirmations.setdefault(name, collections.deque()).append(confirmed)
+                try:
+                    await self.pubsub.subscribe(name)
+                except BaseException:
+                    await self._remove(name, inbox)
+                    raise
+                if self.reader is None:
+                    self.reader = asyncio.create_task(self._read())
+            confirmed = self.subscribed[name]
+        try:  # the first stream of the channel may still be waiting for it too
+            async with asyncio.timeout(5):
+                await asyncio.shield(confirmed)
+        except BaseException:
+            await self.leave(name, inbox)
+            raise
+        return inbox
+
+    async def leave(self, name: str, inbox: asyncio.Queue) -> None:
+        async with self.lock:
+            await self._remove(name, inbox)
+
+    async def _remove(self, name: str, inbox: asyncio.Queue) -> None:
+        inboxes = self.inboxes.get(name, set())
+        inboxes.discard(inbox)
+        if inboxes or self.closed:
+            return
+        self.inboxes.pop(name, None)
+        self.subscribed.pop(name, None)
+        if self.inboxes:
+            try:
+                await self.pubsub.unsubscribe(name)
+            except redis.RedisError:
+                await self._close()
+        else:
+            await self._close()  # the last stream left: no idle connection stays open
+
+    async def _read(self) -> None:
+        try:
+            while True:
+                message = await self.pubsub.get_message(timeout=1.0)
+                if message is not None:
+                    self._dispatch(message)
+        except redis.RedisError:
+            async with self.lock:
+                if self.closed:
+                    return  # closed by the last stream leaving: nobody to warn
+                for inboxes in self.inboxes.values():
+                    for inbox in inboxes:
+                        _deliver(inbox, _LOST)
+                await self._close()
+
+    def _dispatch(self, message: dict) -> None:
+        name = message["channel"].decode()
+        if message["type"] == "subscribe":
+            waiting = self.confirmations.get(name)
+            if waiting:
+                confirmed = waiting.popleft()
+                if not confirmed.done():
+                    confirmed.set_result(None)
+        elif message["type"] == "message":
+            for inbox in self.inboxes.get(name, ()):
+                _deliver(inbox, message["data"])
+
+    async def _close(self) -> None:
+        """Under the lock."""
+        self.closed = True
+        if self.reader is not None and self.reader is not asyncio.current_task():
+            self.reader.cancel()
+        try:
+            await self.pubsub.aclose()
+        except redis.RedisError:
+            pass  # the connection is gone already: nothing left to release
+        finally:
+            await self.client.aclose()
+
+
+def _deliver(inbox: asyncio.Queue, data) -> None:
+    if inbox.full():
+        inbox.get_nowait()  # the oldest goes: the stream sees a gap in `n` and reads the database
+    inbox.put_nowait(data)
 
 
 async def poll_turn(turn_id: UUID, cursor: Cursor, *, sleep=asyncio.sleep) -> AsyncIterator[Event | None]:
@@ -254,11 +369,3 @@ def poll_turn_blocking(turn_id: UUID, cursor: Cursor, *, sleep=time.sleep) -> It
         sleep(settings.STREAM_POLL_SECONDS)
 
 
-async def _close(pubsub, client) -> None:
-    try:
-        await pubsub.unsubscribe()
-        await pubsub.aclose()
-    except redis.RedisError:
-        pass  # the connection is gone already: nothing left to release
-    finally:
-        await client.aclose()

@@ -282,3 +282,59 @@ def test_a_stream_whose_redis_is_down_falls_back_to_the_database(owner, settings
 
     events = async_to_sync(collect)()
     assert [e.name for e in events][-1] == "turn_ended" and len(events) == 7
+
+
+# --- One Redis connection per web process -------------------------------------------------------
+
+
+@pytest.mark.redis
+def test_streams_of_one_process_share_one_subscription_until_the_last_leaves(owner, live_redis, settings):
+    settings.STREAM_HEARTBEAT_SECONDS = 5
+    turn = running_turn(owner, partial="Hel", seconds_ago=1)
+    reply = Message.objects.get(turn_id=turn.id, role="assistant")
+    name = live.channel(turn.id)
+
+    def subscribers():
+        return live_redis.client.pubsub_numsub(name)[0][1]
+
+    def worker_writes(content):
+        Message.objects.filter(id=reply.id).update(content=content)
+        reply.content = content
+        live.publish_text(turn.id, reply, content)
+
+    async def scenario():
+        first, second = live.follow_turn(turn.id, Cursor()), live.follow_turn(turn.id, Cursor())
+        await take(first, 2)
+        await take(second, 2)
+        shared = await sync_to_async(subscribers)()
+        await sync_to_async(worker_writes)("Hello")
+        both = [(await take(first, 1))[0].data["delta"], (await take(second, 1))[0].data["delta"]]
+        await first.aclose()  # a closed tab
+        after_one_left = await sync_to_async(subscribers)()
+        await sync_to_async(worker_writes)("Hello!")
+        still = (await take(second, 1))[0].data["delta"]
+        await second.aclose()
+        return shared, both, after_one_left, still, await sync_to_async(subscribers)()
+
+    shared, both, after_one_left, still, at_the_end = async_to_sync(scenario)()
+    assert (shared, both, after_one_left, still, at_the_end) == (1, ["lo", "lo"], 1, "!", 0)
+
+
+@pytest.mark.redis
+def test_a_stream_whose_subscription_is_lost_falls_back_to_the_database(owner, live_redis, settings):
+    settings.STREAM_HEARTBEAT_SECONDS, settings.STREAM_POLL_SECONDS = 5, 0.05
+    turn = running_turn(owner, partial="Hel", seconds_ago=1)
+
+    def redis_drops_subscribers_and_the_turn_ends():
+        live_redis.client.client_kill_filter(_type="pubsub")
+        Message.objects.filter(turn_id=turn.id, role="assistant").update(content="Hello")
+        Turn.objects.filter(id=turn.id).update(status="done")
+
+    async def scenario():
+        stream = live.follow_turn(turn.id, Cursor())
+        await take(stream, 2)
+        await sync_to_async(redis_drops_subscribers_and_the_turn_ends)()
+        return [event async for event in stream if event]
+
+    rest = async_to_sync(scenario)()
+    assert [(e.name, e.data.get("delta")) for e in rest] == [("text", "lo"), ("turn_ended", None)]

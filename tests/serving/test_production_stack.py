@@ -153,7 +153,7 @@ def test_an_outsider_gets_404_on_the_production_stream(owner, outsider, producti
     assert production_stack.request("GET", f"/api/turns/{turn.id}/events").status == 401
 
 
-def test_open_streams_hold_no_database_connection(owner, production_stack, redis_server):
+def test_open_streams_hold_no_database_connection_and_share_one_redis_connection(owner, production_stack, redis_server):
     token = Token.objects.get(user=owner.user).key
     turn = running_turn(owner, partial="Thinking", seconds_ago=1)
 
@@ -173,7 +173,9 @@ def test_open_streams_hold_no_database_connection(owner, production_stack, redis
         while b"Thinking" not in received:
             received += tab.recv(4096)
     channel = live.channel(turn.id)
-    assert redis_server.client.pubsub_numsub(channel) == [(channel.encode(), 20)]
+    # One subscription for the 20 (the web process's hub), one Redis connection.
+    assert redis_server.client.pubsub_numsub(channel) == [(channel.encode(), 1)]
+    assert len([c for c in redis_server.client.client_list() if int(c["sub"]) > 0]) == 1
     during = backends()
     for tab in tabs:
         tab.close()
