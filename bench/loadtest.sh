@@ -77,9 +77,9 @@ RSS_BEFORE=$($PY bench/loadtest_probe.py rss "$WEB_PROCESS")
 HOLD_STATUS=0
 "${LOCUST[@]}" StreamHolder -u "$STREAMS" -r 100 -t 90s --csv "$OUT/hold" >"$OUT/hold.log" 2>&1 &
 HOLD=$!
-OPEN=$($PY bench/loadtest_probe.py wait-streams "$LOADTEST_HELD_TURNS" "$STREAMS" 60)
-RSS_OPEN=$($PY bench/loadtest_probe.py rss "$WEB_PROCESS")
+OPEN=$($PY bench/loadtest_probe.py wait-streams "$PORT" "$STREAMS" 60)
 AT_REST=$($PY bench/loadtest_probe.py at-rest "$ADMIN_URL" "$OUT/pg/server.log" 15)
+RSS_OPEN=$($PY bench/loadtest_probe.py rss "$WEB_PROCESS")  # once every stream is served and waiting
 $PY bench/loadtest_seed.py finish "$LOADTEST_HELD_TURNS" >/dev/null
 wait "$HOLD" || HOLD_STATUS=$?
 

@@ -48,7 +48,8 @@ def table(out: Path) -> str:
         ("open streams held by 1 web process", f"{streams}", "≥ 1,000"),
         ("web process memory per open stream",
          f"{per_stream:.0f} KiB ({metrics['rss_before_kib'] // 1024} → {metrics['rss_open_kib'] // 1024} MiB)", ""),
-        (f"database queries per second at rest, {streams} streams open ({rest['window_seconds']:.0f} s window)",
+        (f"database queries per second at rest, {streams} streams open ({rest['window_seconds']:.0f} s window "
+         f"after the first quiet second, {rest.get('settled_seconds', 0)} s)",
          f"{rest['queries_per_second']} ({rest['queries']} statements, PostgreSQL's log)", "0"),
         (f"PostgreSQL connections open with {streams} streams open (all processes)", f"{rest['db_backends']}", ""),
         ("failed requests (both runs)", f"{failures}", "0"),
