@@ -5,6 +5,7 @@ from uuid import UUID
 
 from asgiref.sync import sync_to_async
 from django.core.exceptions import ImproperlyConfigured
+from django.core.handlers.asgi import ASGIRequest
 from django.core.validators import RegexValidator
 from django.http import JsonResponse, StreamingHttpResponse
 from django.views.decorators.csrf import csrf_exempt
@@ -14,7 +15,7 @@ from rest_framework import renderers, serializers, status
 from rest_framework.response import Response
 from sse_starlette.event import ServerSentEvent
 
-from assistant import chat, chat_reply, progress, selectors
+from assistant import chat, chat_reply, live, progress, selectors
 from assistant.models import Turn
 from config.api_errors import ApiError, bad_request, conflict, not_found
 from config.openapi import errors
@@ -160,29 +161,71 @@ class EventStreamRenderer(renderers.BaseRenderer):
 
 
 class TurnEventsView(MemberAPIView):
+    """Authenticates and checks the turn is the person's (in a thread, once);
+    the stream itself is an async generator that holds no thread while it waits."""
+
     renderer_classes = [renderers.JSONRenderer, EventStreamRenderer]
 
     @extend_schema(
         operation_id="turn_events", parameters=[ORGANIZATION_PARAMETER],
-        responses={(200, "text/event-stream"): str}, extensions=errors("not_found"),
+        responses={(200, "text/event-stream"): str}, extensions=errors("invalid_last_event_id", "not_found"),
         description="Server-Sent Events of the turn's progress (`text`, `tool_call_started`, `tool_call_finished`, "
         "`card_proposed`, `turn_ended`); `Last-Event-ID` resumes. The stream stays open until the turn ends.",
     )
     def get(self, request, turn_id: str):
         turn = turn_or_404(self.member, turn_id)
-        response = StreamingHttpResponse(sse_body(turn), content_type="text/event-stream")
+        cursor = resume_cursor(request)
+        if isinstance(request._request, ASGIRequest):
+            body = sse_body(turn.id, cursor)
+        else:  # WSGI (`make run`'s dev server): Django would gather an async stream before sending it
+            body = map(sse_frame, live.poll_turn_blocking(turn.id, cursor))
+        response = StreamingHttpResponse(body, content_type="text/event-stream")
         response["Cache-Control"] = "no-cache"
-        response["X-Accel-Buffering"] = "no"
+        response["X-Accel-Buffering"] = "no"  # a reverse proxy must not hold the events back
         return response
 
 
-def sse_body(turn):
-    for number, item in enumerate(progress.stream_turn(turn)):
-        if item is None:
-            yield ServerSentEvent(comment="keep-alive").encode()
-        else:
-            name, data = item
-            yield ServerSentEvent(data=json.dumps(data, ensure_ascii=False), event=name, id=str(number)).encode()
+def resume_cursor(request) -> progress.Cursor:
+    # The header (EventSource's own reconnection) wins over the query
+    # parameter (a stream the page reopened itself).
+    raw = request.headers.get("Last-Event-ID") or request.query_params.get("lastEventId", "")
+    if not raw:
+        return progress.Cursor()
+    try:
+        return progress.Cursor.decode(raw)
+    except progress.BadCursor:
+        raise bad_request("invalid_last_event_id", "Last-Event-ID is not an id this stream sent.",
+                          {"Last-Event-ID": ["Not an event id of this stream."]}) from None
+
+
+async def sse_body(turn_id: UUID, cursor: progress.Cursor):
+    async for event in live.follow_turn(turn_id, cursor):
+        yield sse_frame(event)
+
+
+def sse_frame(event: progress.Event | None) -> bytes:
+    if event is None:
+        return ServerSentEvent(comment="keep-alive").encode()
+    return ServerSentEvent(data=json.dumps(event.data, ensure_ascii=False), event=event.name, id=event.id).encode()
+
+
+def async_endpoint(view):
+    """`view` (a DRF view) behind an async view: under ASGI the request is
+    checked in a thread once, then its async stream runs on the event loop.
+    Keeps `cls` so the OpenAPI schema still documents it."""
+    def check_then_release(request, *args, **kwargs):
+        response = view(request, *args, **kwargs)
+        if response.streaming:  # the stream reads the database on its own when it must
+            live.release_database()
+        return response
+
+    checked = sync_to_async(check_then_release)
+
+    async def endpoint(request, *args, **kwargs):
+        return await checked(request, *args, **kwargs)
+
+    endpoint.cls, endpoint.initkwargs, endpoint.csrf_exempt = view.cls, view.initkwargs, True
+    return endpoint
 
 
 def chat_endpoint():
@@ -190,10 +233,19 @@ def chat_endpoint():
     reply (assistant.chat_reply) that holds no thread while it waits."""
     drf_view = ChatView.as_view()
 
+    def submit_then_release(request, *args, **kwargs):
+        response = drf_view(request, *args, **kwargs)
+        if response.status_code == status.HTTP_202_ACCEPTED and chat_reply.requested_wait(
+                request.headers.get("Prefer")):
+            live.release_database()  # no connection held while the request waits
+        return response
+
+    submit = sync_to_async(submit_then_release)
+
     @csrf_exempt  # as DRF's own as_view(): SessionAuthentication enforces CSRF itself
     async def endpoint(request, *args, **kwargs):
         wait = chat_reply.requested_wait(request.headers.get("Prefer"))
-        response = await sync_to_async(drf_view)(request, *args, **kwargs)
+        response = await submit(request, *args, **kwargs)
         if not wait or response.status_code != status.HTTP_202_ACCEPTED:
             return response
         reply = await chat_reply.wait_for_reply(UUID(response.data["turnId"]), wait)

@@ -12,13 +12,12 @@ from uuid import UUID
 
 from asgiref.sync import sync_to_async
 
+from assistant import live
 from assistant.models import Turn
+from assistant.progress import Cursor
 from conversations.models import Message
 
 MAX_WAIT_SECONDS = 60
-# How often the wait looks at the turn (one indexed query each) when no
-# progress channel tells it sooner.
-POLL_SECONDS = 0.25
 
 ENDED = (Turn.Status.DONE, Turn.Status.FAILED)
 
@@ -59,15 +58,27 @@ def turn_reply(turn_id: UUID) -> dict | None:
     return body
 
 
-async def wait_for_reply(turn_id: UUID, seconds: float, *, poll_seconds: float = POLL_SECONDS) -> dict | None:
-    """The turn's reply once it has ended, or None after `seconds`."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + seconds
-    reply = await sync_to_async(turn_reply)(turn_id)
-    while reply is None:
-        left = deadline - loop.time()
-        if left <= 0:
-            return None
-        await asyncio.sleep(min(poll_seconds, left))
-        reply = await sync_to_async(turn_reply)(turn_id)
-    return reply
+async def wait_for_reply(turn_id: UUID, seconds: float) -> dict | None:
+    """The turn's reply once it has ended, or None after `seconds`.
+
+    Follows the turn on the same events as its stream (assistant.live: Redis
+    pub/sub when configured, else the database polled), so a waiting request
+    costs no query while the worker is silent; reads the reply once at the end.
+    """
+    try:
+        async with asyncio.timeout(seconds):
+            async for _event in live.follow_turn(turn_id, Cursor()):
+                pass  # only its end matters here
+    except TimeoutError:
+        return None
+    return await read_reply(turn_id)
+
+
+def _reply_and_release(turn_id: UUID) -> dict | None:
+    try:
+        return turn_reply(turn_id)
+    finally:
+        live.release_database()
+
+
+read_reply = sync_to_async(_reply_and_release)

@@ -19,7 +19,7 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from assistant import proposals
+from assistant import live, proposals
 from assistant.clients.base import (
     ModelClient,
     ModelRequest,
@@ -192,6 +192,7 @@ def finish_turn(
             credits_keep_on_stuck(turn_id=turn.id, job=job)
         else:
             credits_release(turn_id=turn.id, reason="the turn never started", job=job)
+    live.publish_turn_ended(turn_id)
     return True
 
 
@@ -381,12 +382,15 @@ class TurnRunner:
             reply.content = streamed.text
             reply.status = Message.Status.COMPLETE
             reply.save(update_fields=["content", "status"])
+            live.publish_text(self.turn.id, reply, streamed.text)
             self._save_progress()
         return reply, calls
 
     def _flush_text(self, reply: Message, text: str) -> None:
-        """Write the reply's text so far (readers poll the database)."""
+        """Write the reply's text so far (the catch-up source), then tell the
+        open streams (Redis, when configured)."""
         Message.objects.filter(id=reply.id).update(content=text)
+        live.publish_text(self.turn.id, reply, text)
 
     def _wait_seconds(self, streamed: "StreamedText") -> float:
         """How long to wait for the model's next event: until pending text is
@@ -414,6 +418,7 @@ class TurnRunner:
                 input=call.input if call.input is not None else {"raw": call.raw_input},
                 created_at=timezone.now(),
             )
+            live.publish_tool_call_started(record)
             self.calls += 1
             try:
                 result, is_error = self._run_call(call, record)
@@ -441,6 +446,7 @@ class TurnRunner:
         record.is_error = is_error
         record.finished_at = timezone.now()
         record.save(update_fields=["result", "is_error", "finished_at"])
+        live.publish_tool_call_finished(record)
 
     def _run_call(self, call: ToolCallEvent, record: ToolCall) -> tuple[object, bool]:
         """(raw result, is_error). A ToolError becomes an error the model can read."""

@@ -55,3 +55,18 @@ def ensure_broker_folders() -> None:
 @signals.beat_init.connect
 def _create_broker_folders(**kwargs) -> None:
     ensure_broker_folders()
+
+
+@signals.worker_init.connect
+@signals.beat_init.connect
+def _refuse_unnamed_demo_model(**kwargs) -> None:
+    """A production worker or beat never runs turns on the demo model by accident.
+    SystemExit, because Celery logs and ignores an Exception raised by a signal handler."""
+    from django.core.exceptions import ImproperlyConfigured
+
+    from assistant.providers import refuse_unnamed_demo_model
+
+    try:
+        refuse_unnamed_demo_model()
+    except ImproperlyConfigured as error:
+        raise SystemExit(f"Refusing to start: {error}") from None

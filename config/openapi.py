@@ -29,6 +29,7 @@ ERROR_STATUS = {
     "invalid": status.HTTP_400_BAD_REQUEST,
     "invalid_id": status.HTTP_400_BAD_REQUEST,
     "invalid_page": status.HTTP_400_BAD_REQUEST,
+    "invalid_last_event_id": status.HTTP_400_BAD_REQUEST,
     "too_many_messages": status.HTTP_400_BAD_REQUEST,
     "id_mismatch": status.HTTP_400_BAD_REQUEST,
     "malformed_json": status.HTTP_400_BAD_REQUEST,

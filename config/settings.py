@@ -86,7 +86,9 @@ TEMPLATES = [
 
 
 def _database_from_url(url: str) -> dict:
-    config = dj_database_url.parse(url, conn_max_age=60)
+    # Workers keep their connection (one thread each); the ASGI web process
+    # sets 0 (scripts/serve.sh): its sync code runs in short-lived threads.
+    config = dj_database_url.parse(url, conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 60))
     if config["ENGINE"] == "django.db.backends.sqlite3":
         # SQLite serializes writers: IMMEDIATE takes the write lock at BEGIN, so
         # two transactions can never both read a balance and then both write it
@@ -115,7 +117,13 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "static/"
-STATIC_ROOT = BASE_DIR / "staticfiles"
+STATIC_ROOT = Path(env_str("STATIC_ROOT", str(BASE_DIR / "staticfiles")))
+# WhiteNoise (middleware above) serves STATIC_ROOT in production, compressed
+# copies made by collectstatic (`scripts/serve.sh release`).
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+}
 STATICFILES_DIRS = [BASE_DIR / "static"] if (BASE_DIR / "static").is_dir() else []
 
 LOGIN_URL = "login"
@@ -266,6 +274,12 @@ REDIS_URL = env_str("REDIS_URL")
 # is one; otherwise each process counts alone (a single machine).
 if REDIS_URL:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
+# GET /api/turns/{id}/events: a keep-alive comment after this long without an
+# event; without Redis, the database is read this often; a stream ends after
+# STREAM_MAX_SECONDS (the browser reconnects with Last-Event-ID).
+STREAM_HEARTBEAT_SECONDS = env_int("STREAM_HEARTBEAT_SECONDS", 15, minimum=1)
+STREAM_POLL_SECONDS = env_int("STREAM_POLL_MS", 200, minimum=10) / 1000
+STREAM_MAX_SECONDS = env_int("STREAM_MAX_SECONDS", 600, minimum=10)
 CELERY_TASK_ALWAYS_EAGER = False
 
 # --- Conversations ---------------------------------------------------------

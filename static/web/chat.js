@@ -160,6 +160,7 @@ export function initChat() {
     const block = liveBlock(turnId);
     let attempts = 0;
     let ended = false;
+    let lastEventId = ''; // a reopened stream resumes after it instead of replaying the turn
 
     const handlers = {
       message_started: ({ messageId }) => {
@@ -186,9 +187,11 @@ export function initChat() {
     };
 
     const open = () => {
-      const source = new EventSource(`/api/turns/${encodeURIComponent(turnId)}/events`);
+      const resume = lastEventId ? `?lastEventId=${encodeURIComponent(lastEventId)}` : '';
+      const source = new EventSource(`/api/turns/${encodeURIComponent(turnId)}/events${resume}`);
       for (const [name, handle] of Object.entries(handlers)) {
         source.addEventListener(name, (event) => {
+          if (event.lastEventId) lastEventId = event.lastEventId;
           if (name === 'turn_ended') source.close();
           handle(JSON.parse(event.data));
         });

@@ -1,5 +1,6 @@
-"""The real MCP server for tests: the project's ASGI app (Django + /mcp) under uvicorn
-in a thread, on a free port, and the official MCP client against it."""
+"""The real MCP server for tests: the project's ASGI application (config/asgi.py:
+Django with /mcp mounted) under uvicorn in a thread, on a free port, and the
+official MCP client against it."""
 
 import asyncio
 import socket
@@ -9,12 +10,9 @@ from contextlib import asynccontextmanager
 import httpx2
 import uvicorn
 from asgiref.sync import sync_to_async
-from django.core.asgi import get_asgi_application
 from django.db import connections
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
-
-from surfaces.mcp.asgi import with_mcp
 
 
 class RunningServer:
@@ -22,7 +20,7 @@ class RunningServer:
         self.socket = socket.socket()
         self.socket.bind(("127.0.0.1", 0))
         self.url = f"http://127.0.0.1:{self.socket.getsockname()[1]}"
-        config = uvicorn.Config(with_mcp(get_asgi_application()), lifespan="on", log_level="warning")
+        config = uvicorn.Config("config.asgi:application", lifespan="on", log_level="warning")
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.socket]}, daemon=True)
 
