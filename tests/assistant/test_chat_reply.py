@@ -9,6 +9,7 @@ from django.db import connections
 from assistant.chat_reply import MAX_WAIT_SECONDS, requested_wait, turn_reply, wait_for_reply
 from assistant.models import Turn
 from conversations.models import Message
+from tests.maintenance.conftest import redis_server  # noqa: F401  (the session's real redis-server)
 from tests.workers import celery_worker
 
 
@@ -86,3 +87,23 @@ def test_a_failed_turn_gives_its_notice_and_failure_kind(owner):
         "reply": "Half a", "conversationId": str(turn.thread_id), "turnId": str(turn.id),
         "notice": "The model provider failed.", "failureKind": "api",
     }
+
+
+@pytest.fixture
+def live_redis(redis_server, settings):  # noqa: F811
+    redis_server.client.flushall()
+    settings.REDIS_URL = redis_server.url
+    return redis_server
+
+
+@pytest.mark.worker
+@pytest.mark.redis
+@pytest.mark.django_db(transaction=True)
+def test_with_redis_the_wait_follows_the_published_events(owner, live_redis):
+    with celery_worker(OFFLINE_MODEL_CHUNK_DELAY_MS="5", REDIS_URL=live_redis.url):
+        response = owner.client.post("/api/chat", {"message": "Hello there"}, format="json",
+                                     HTTP_PREFER="wait=60")
+    assert response.status_code == 200, response.content
+    assert response["Preference-Applied"] == "wait=60"
+    turn = Turn.objects.get(id=response.json()["turnId"])
+    assert turn.status == "done" and response.json()["reply"]
