@@ -6,7 +6,6 @@ from typing import Any
 from uuid import UUID
 
 from django.db import IntegrityError, transaction
-from django.db.models import Max
 from django.utils import timezone
 
 from conversations.models import Message, Thread, ToolCall
@@ -75,28 +74,36 @@ def message_append(
     role: str,
     content: str,
     status: str = Message.Status.COMPLETE,
+    turn_id: UUID | None = None,
+    responding: bool = False,
     now: datetime | None = None,
 ) -> Message:
     """Append a message at the end of the thread and mark the thread active.
 
     Needs the thread row locked by the caller (select_for_update), so two
-    appends can't take the same seq.
+    appends can't take the same seq. `turn_id`: the turn the application
+    writes it for (an upsert can never set it); `responding`: that turn starts
+    with this message (the thread is marked in the same write).
     """
     if thread.organization_id != member.organization_id or thread.user_id != member.user_id:
         raise ConversationNotFound
     now = now or timezone.now()
-    last_seq = Message.objects.filter(thread=thread).aggregate(last=Max("seq"))["last"]
     message = Message.objects.create(
         thread=thread,
-        seq=0 if last_seq is None else last_seq + 1,
+        seq=thread.next_seq,
         role=role,
         content=content,
         status=status,
+        turn_id=turn_id,
         created_at=now,
     )
+    thread.next_seq += 1
     thread.updated_at = now
     thread.last_activity_at = now
-    update_fields = ["updated_at", "last_activity_at"]
+    update_fields = ["next_seq", "updated_at", "last_activity_at"]
+    if responding:
+        thread.status = Thread.Status.RESPONDING
+        update_fields.append("status")
     if not thread.title and role == Message.Role.USER:
         thread.title = derive_title(content)
         update_fields.append("title")
@@ -173,6 +180,12 @@ def _same_message(stored: Message, sent) -> bool:
     ] == [(c.tool_use_id, c.name, c.input, c.result, c.is_error) for c in sent.tool_calls]
 
 
+def thread_history_counters_reset(thread: Thread, *, message_count: int) -> None:
+    """Before saving a rewrite of the messages: the next seq follows them, and
+    the history's size for the model is unknown until measured again."""
+    thread.next_seq, thread.history_bytes = message_count, None
+
+
 def _check_message_ids_free(data: ConversationData) -> None:
     ids = [message.id for message in data.messages]
     if Message.objects.filter(id__in=ids).exclude(thread_id=data.id).exists():
@@ -187,6 +200,7 @@ def _apply_conversation(thread: Thread, data: ConversationData) -> None:
     # Activity is when the server received the write, not the client's clock:
     # an upload of an old conversation must not be purged as idle at once.
     thread.last_activity_at = timezone.now()
+    thread_history_counters_reset(thread, message_count=len(data.messages))
     thread.save()
     kept = _server_fields_of_unchanged(thread, data)
     Message.objects.filter(thread=thread).delete()
