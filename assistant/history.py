@@ -46,14 +46,16 @@ class Context:
     taint: Taint
     next_seq: int
     size: int = 0
+    parts: int = 0  # messages, tool uses and results: what providers frame one by one
 
     def __post_init__(self):
-        self.size = history_bytes(self.items)
+        self.size, self.parts = history_bytes(self.items), history_parts(self.items)
 
     def append_reply(self, content: str, calls: list[StoredCall]) -> None:
         added = reply_items(content, calls)
         self.items.extend(added)
         self.size += history_bytes(added)
+        self.parts += history_parts(added)
 
 
 def load_history(thread_id: UUID) -> list[HistoryItem]:
@@ -164,15 +166,16 @@ FRAMING_TOKENS = 1024
 FRAMING_TOKENS_PER_PART = 64
 
 
-def request_token_bound(*, system: str, tools_bytes: int, history: list[HistoryItem]) -> int:
+def request_token_bound(*, system: str, tools_bytes: int, history_size: int, history_parts: int) -> int:
     """An upper bound of a request's input tokens: one per UTF-8 byte (a
     byte-level tokenizer never makes a token of less than one byte) plus the
-    providers' framing."""
-    text_bytes = len(system.encode()) + tools_bytes + history_bytes(history)
-    return text_bytes + FRAMING_TOKENS + FRAMING_TOKENS_PER_PART * _parts(history)
+    providers' framing. Takes the history's measures (`history_bytes`,
+    `history_parts`), which the loop keeps as it appends."""
+    text_bytes = len(system.encode()) + tools_bytes + history_size
+    return text_bytes + FRAMING_TOKENS + FRAMING_TOKENS_PER_PART * history_parts
 
 
-def _parts(items: list[HistoryItem]) -> int:
+def history_parts(items: list[HistoryItem]) -> int:
     count = 0
     for item in items:
         if isinstance(item, AssistantReply):

@@ -396,7 +396,7 @@ class TurnRunner:
         can never spend what the organization was not granted. Holds more only
         when what the turn holds does not cover what it spent plus the bound."""
         input_bound = request_token_bound(system=request.system, tools_bytes=self.tools_bytes,
-                                          history=request.history)
+                                          history_size=self.context.size, history_parts=self.context.parts)
         bound = call_bound_micros(self.option, input_tokens=input_bound, output_tokens=request.max_tokens)
         needed = request_micros(self.option, self.usage) + bound
         if needed > micros_from_credits(settings.ASSISTANT_TURN_MAX_CREDITS):
