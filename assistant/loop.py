@@ -417,10 +417,14 @@ class TurnRunner:
     # One model call, streamed into the database.
 
     def _step(self, request: ModelRequest) -> tuple[Message, list[ToolCallEvent]]:
-        reply = append_message(self.turn.thread_id, self.turn.id, role=Message.Role.ASSISTANT, content="",
-                               status=Message.Status.STREAMING, seq=self.context.next_seq)
+        # The reply's row is written with its first text (within FLUSH_SECONDS)
+        # or at the step's end, whichever comes first: a quick step is one
+        # INSERT. Its seq is taken now: the loop is the thread's only writer.
+        reply = Message(
+            thread_id=self.turn.thread_id, turn_id=self.turn.id, seq=self.context.next_seq,
+            role=Message.Role.ASSISTANT, content="", status=Message.Status.STREAMING, created_at=timezone.now(),
+        )
         self.context.next_seq += 1
-        self.last_reply_id = reply.id
         self.steps += 1
         calls: list[ToolCallEvent] = []
         streamed = StreamedText(lambda text: self._flush_text(reply, text), clock=self.clock)
@@ -439,12 +443,20 @@ class TurnRunner:
             # The final text is never lost, whatever ended the stream.
             reply.content = streamed.text
             reply.status = Message.Status.COMPLETE
-            reply.save(update_fields=["content", "status"])
+            self._save_reply(reply, update_fields=["content", "status"])
         return reply, calls
 
     def _flush_text(self, reply: Message, text: str) -> None:
         """Write the reply's text so far (readers poll the database)."""
-        Message.objects.filter(id=reply.id).update(content=text)
+        reply.content = text
+        self._save_reply(reply, update_fields=["content"])
+
+    def _save_reply(self, reply: Message, *, update_fields: list[str]) -> None:
+        if reply._state.adding:  # its first write
+            reply.save(force_insert=True)
+            self.last_reply_id = reply.id
+        else:
+            reply.save(update_fields=update_fields)
 
     def _wait_seconds(self, streamed: "StreamedText") -> float:
         """How long to wait for the model's next event: until pending text is

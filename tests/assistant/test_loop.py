@@ -151,9 +151,13 @@ def test_a_provider_error_mid_stream_keeps_the_text_and_logs_only_the_kind(owner
 
 
 def text_writes(queries) -> list[str]:
-    """The texts the loop wrote into the reply while it streamed (the UPDATEs of `content`)."""
-    matches = (re.match(r"UPDATE \"conversations_message\" SET \"content\" = '([^']*)' WHERE", q["sql"])
-               for q in queries)
+    """The texts the loop wrote into the reply while it streamed: the INSERT of
+    the reply's row (with its first text), then the UPDATEs of `content`."""
+    patterns = (
+        r"INSERT INTO \"conversations_message\" .* VALUES \((?:[^,]+, ){2}\d+, 'assistant', '([^']*)', 'streaming'",
+        r"UPDATE \"conversations_message\" SET \"content\" = '([^']*)' WHERE",
+    )
+    matches = (re.match(pattern, q["sql"]) for q in queries for pattern in patterns)
     return [match.group(1) for match in matches if match]
 
 

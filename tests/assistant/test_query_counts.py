@@ -20,13 +20,13 @@ TRANSACTION = 2
 # Lock the thread, cards to deliver, the message and the thread's counters and
 # status, the reservation (account, idempotency check, account, ledger), the turn.
 SUBMISSION = 9 + TRANSACTION
-# Claim, the turn, the member, the history (2); the first reply (insert, final
-# text); the finish: turn lock and row, thread, settlement (account, holds,
-# account, ledger), in one transaction.
-TURN_BASE = 14 + TRANSACTION
-# A step with one read call: the reply (insert, final text), the call (record,
-# the tool's own query, result), the turn's progress.
-TOOL_STEP = 6
+# Claim, the turn, the member, the history (2); the reply (one INSERT: a quick
+# step's text is written once); the finish: turn lock and row, thread,
+# settlement (account, holds, account, ledger), in one transaction.
+TURN_BASE = 13 + TRANSACTION
+# A step with one read call: the reply, the call (record, the tool's own
+# query, result), the turn's progress.
+TOOL_STEP = 5
 # Holding more before a call: account lock, holds, account, ledger.
 HOLD = 4 + TRANSACTION
 
