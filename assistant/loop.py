@@ -9,6 +9,7 @@ Slow I/O (the model) never runs inside a database transaction.
 
 import json
 import logging
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -121,6 +122,28 @@ def tool_specs_and_size() -> tuple[list[ToolSpec], int]:
     since declarations do not change between turns (rebuilding the JSON
     Schemas took ~7 ms a turn). Keyed by the setting, as the registry is."""
     return _specs_for(tuple(settings.ASSISTANT_TOOLSETS))
+
+
+# What shapes a deployment's SDK client: a change of any makes a new one.
+_CLIENT_SETTINGS = (
+    "DEBUG", "ASSISTANT_ALLOW_US_PROCESSING", "ANTHROPIC_API_KEY", "BEDROCK_API_KEY", "BEDROCK_REGION",
+    "INFOMANIAK_AI_TOKEN", "INFOMANIAK_AI_PRODUCT_ID", "INFOMANIAK_AI_BASE_URL",
+)
+_CLIENT_ENVIRONMENT = ("ANTHROPIC_BASE_URL", "ANTHROPIC_BEDROCK_BASE_URL", "OPENAI_BASE_URL")
+
+
+@lru_cache(maxsize=16)
+def _client_of(option_id: str, shape: tuple) -> ModelClient:
+    return client_for(model_option(option_id))
+
+
+def deployment_client(option: ModelOption) -> ModelClient:
+    """The option's client with the deployment's own key, per process: the
+    SDK's client (its HTTP connection pool) is reused from turn to turn. Keyed
+    by the settings and environment that shape it. (An organization's own key
+    is never kept here.)"""
+    shape = tuple(getattr(settings, name, None) for name in _CLIENT_SETTINGS)
+    return _client_of(option.id, shape + tuple(os.environ.get(name) for name in _CLIENT_ENVIRONMENT))
 
 
 def run_turn(turn_id: UUID, *, client: ModelClient | None = None, clock: Callable[[], float] = time.monotonic):
@@ -337,7 +360,7 @@ class TurnRunner:
         try:
             self.member = self._verified_member()
             if self.client is None:
-                self.client = client_for(self.option)
+                self.client = deployment_client(self.option)
             return self._loop()
         except TurnStopped as stop:
             return Outcome(Turn.Status.FAILED, stop.kind, stop.notice)
