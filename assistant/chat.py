@@ -6,13 +6,13 @@ can't take it, everything is undone and the person is told to retry.
 """
 
 import logging
+import uuid
 from dataclasses import dataclass
 from datetime import datetime
 from uuid import UUID
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F
 
 from assistant.cards import events_for_next_turn
 from assistant.history import history_bytes, load_history, uses_window
@@ -48,30 +48,26 @@ def chat_submit(member: Member, *, message: str, conversation_id: UUID | None) -
     option = selected_option()
     enqueue_error: list[Exception] = []
     created_thread = conversation_id is None
-    # Outside the transaction: reading a long history must not hold the write
-    # lock (SQLite) while others wait. The loop checks again anyway.
-    existing = None if created_thread else thread_get_for_member(member, conversation_id)
-    if existing is None:
-        check_room(0, message)
-    elif not uses_window(existing.continuous):  # a continuous conversation is never full
-        check_room(history_bytes(load_history(existing.id)), message)
+    # The turn id marks the messages the application writes for this turn:
+    # history trusts an `event` message only with it (an upsert can't set it).
+    turn_id = uuid.uuid4()
     with transaction.atomic():
         thread = _thread_for_chat(member, conversation_id)
+        if not uses_window(thread.continuous):  # a continuous conversation is never full
+            check_room(_history_size(thread), message)
         before = ThreadState.of(thread)
-        events_message = None if created_thread else _deliver_card_events(member, thread)
-        user_message = message_append(member, thread=thread, role=Message.Role.USER, content=message)
+        if not created_thread:
+            _deliver_card_events(member, thread, turn_id)
+        user_message = message_append(member, thread=thread, role=Message.Role.USER, content=message,
+                                      turn_id=turn_id, responding=True)
+        # No savepoint: a refusal ends this whole transaction (nothing written).
+        reservation = credits_reserve(member, turn_id=turn_id, savepoint=False)
         turn = Turn.objects.create(
-            thread=thread, organization_id=member.organization_id, user_id=member.user_id,
+            id=turn_id, thread=thread, organization_id=member.organization_id, user_id=member.user_id,
             user_message=user_message, model_option=option.id,
+            credit_month=reservation.month, reserved_micros=reservation.micros,
+            enqueue_attempts=1,  # published right after commit (undone if that fails)
         )
-        # The turn id marks the messages the application wrote for this turn:
-        # history trusts an `event` message only with it (an upsert can't set it).
-        Message.objects.filter(id__in=[m.id for m in (user_message, events_message) if m]).update(turn_id=turn.id)
-        reservation = credits_reserve(member, turn_id=turn.id)
-        turn.credit_month, turn.reserved_micros = reservation.month, reservation.micros
-        turn.save(update_fields=["credit_month", "reserved_micros"])
-        thread.status = Thread.Status.RESPONDING
-        thread.save(update_fields=["status"])
         transaction.on_commit(lambda: _enqueue_or_note(turn.id, enqueue_error))
     if enqueue_error and chat_undo(turn_id=turn.id, thread_id=thread.id, restore=None if created_thread else before):
         raise QueueUnavailable from enqueue_error[0]
@@ -88,13 +84,22 @@ def _thread_for_chat(member: Member, conversation_id: UUID | None) -> Thread:
     return thread
 
 
-def _deliver_card_events(member: Member, thread: Thread) -> Message | None:
+def _deliver_card_events(member: Member, thread: Thread, turn_id: UUID) -> Message | None:
     """Cards decided since the last turn reach the model once, as an `event`
     message placed before (apart from) the person's new text."""
     block = events_for_next_turn(thread.id)
     if not block:
         return None
-    return message_append(member, thread=thread, role=Message.Role.EVENT, content=block)
+    return message_append(member, thread=thread, role=Message.Role.EVENT, content=block, turn_id=turn_id)
+
+
+def _history_size(thread: Thread) -> int:
+    """The size the thread keeps (its last turn's end measured it), so the
+    history itself is not read here; measured once when unknown (rewritten by
+    an upsert, or its last turn never finished)."""
+    if thread.history_bytes is None:
+        return history_bytes(load_history(thread.id))
+    return thread.history_bytes
 
 
 def check_room(used: int, message: str) -> None:
@@ -115,7 +120,6 @@ def enqueue_turn(turn_id: UUID) -> None:
     from config.celery import ensure_broker_folders
 
     ensure_broker_folders()
-    Turn.objects.filter(id=turn_id).update(enqueue_attempts=F("enqueue_attempts") + 1)
     run_turn_task.apply_async(
         args=[str(turn_id)],
         retry=True,

@@ -8,11 +8,12 @@ here, the one place history is built.
 """
 
 import json
+from collections import defaultdict
 from dataclasses import dataclass
+from typing import Any
 from uuid import UUID
 
 from django.conf import settings
-from django.db.models import Prefetch
 
 from assistant.app_events import neutralize
 from assistant.clients.base import AssistantReply, HistoryItem, ToolResult, ToolResults, ToolUse, UserText
@@ -26,33 +27,72 @@ UNFINISHED_CALL = "This tool call did not finish (the turn was interrupted)."
 
 
 @dataclass(frozen=True)
+class StoredCall:
+    """A stored tool call as plain values (no model instance to build)."""
+
+    tool_use_id: str
+    name: str
+    input: Any
+    result: Any
+    is_error: bool
+    finished: bool
+
+
+@dataclass
 class Context:
-    """What the model will be sent, and the taint of the tool results in it."""
+    """What the model will be sent, its size, the taint of the tool results in
+    it, and the seq of the next message. The loop keeps it across the steps of
+    a turn (it is the thread's only writer): it takes `next_seq` for each
+    message it writes, and appends each finished reply's items."""
 
     items: list[HistoryItem]
     taint: Taint
+    next_seq: int
+    size: int = 0
+    parts: int = 0  # messages, tool uses and results: what providers frame one by one
+
+    def __post_init__(self):
+        self.size, self.parts = history_bytes(self.items), history_parts(self.items)
+
+    def append_reply(self, content: str, calls: list[StoredCall]) -> None:
+        added = reply_items(content, calls)
+        self.items.extend(added)
+        self.size += history_bytes(added)
+        self.parts += history_parts(added)
 
 
 def load_history(thread_id: UUID) -> list[HistoryItem]:
     return load_context(thread_id).items
 
 
+MESSAGE_FIELDS = ("id", "seq", "role", "content", "turn_id")
+CALL_FIELDS = ("message_id", "tool_use_id", "name", "input", "result", "is_error", "finished_at")
+
+
 def load_context(thread_id: UUID) -> Context:
-    """Two queries whatever the length of the conversation."""
-    messages = (
-        Message.objects.filter(thread_id=thread_id)
-        .order_by("seq")
-        .prefetch_related(Prefetch("tool_calls", queryset=ToolCall.objects.order_by("position")))
+    """Two queries whatever the length of the conversation, read as plain
+    rows: building ~600 model instances per read was most of a turn's time."""
+    messages = Message.objects.filter(thread_id=thread_id).order_by("seq").values_list(*MESSAGE_FIELDS)
+    calls_by_message: dict[UUID, list[StoredCall]] = defaultdict(list)
+    call_rows = (
+        ToolCall.objects.filter(message__thread_id=thread_id).order_by("position").values_list(*CALL_FIELDS)
     )
+    for message_id, tool_use_id, name, tool_input, result, is_error, finished_at in call_rows:
+        calls_by_message[message_id].append(
+            StoredCall(tool_use_id, name, tool_input, result, is_error, finished_at is not None)
+        )
     items: list[HistoryItem] = []
     seen: list[SeenCall] = []
-    for message in messages:
-        items.extend(_items_of(message))
-        seen.extend(seen_call(call, vouched=message.turn_id is not None) for call in message.tool_calls.all())
-    return Context(items, context_taint(seen))
+    next_seq = 0
+    for message_id, seq, role, content, turn_id in messages:
+        calls = calls_by_message.get(message_id, [])
+        items.extend(_items_of(role, content, turn_id, calls))
+        seen.extend(seen_call(call, vouched=turn_id is not None) for call in calls)
+        next_seq = seq + 1
+    return Context(items, context_taint(seen), next_seq)
 
 
-def seen_call(call: ToolCall, *, vouched: bool) -> SeenCall:
+def seen_call(call: StoredCall, *, vouched: bool) -> SeenCall:
     """The facts the trifecta guard needs about a stored call. `vouched`: the
     loop wrote it (its message carries a turn id no upload can set)."""
     try:
@@ -64,32 +104,36 @@ def seen_call(call: ToolCall, *, vouched: bool) -> SeenCall:
     return SeenCall(flags=tool.flags, marks=frozenset() if call.is_error else result_marks(tool, call.result))
 
 
-def _items_of(message: Message) -> list[HistoryItem]:
-    if message.role == Message.Role.USER:
-        return [UserText(neutralize(message.content))]
-    if message.role == Message.Role.EVENT:
+def _items_of(role: str, content: str, turn_id: UUID | None, calls: list[StoredCall]) -> list[HistoryItem]:
+    if role == Message.Role.USER:
+        return [UserText(neutralize(content))]
+    if role == Message.Role.EVENT:
         # Only the application's own blocks (marked with the turn that carried
         # them) are live; an `event` written by a client's upsert is inert text.
-        return [UserText(message.content if message.turn_id else neutralize(message.content))]
-    if message.role == Message.Role.ASSISTANT:
-        calls = list(message.tool_calls.all())
-        # The model's own words are neutralized too: a client can upsert them,
-        # and an injected inbox message could make the model echo a tag.
-        reply = AssistantReply(
-            text=neutralize(message.content),
-            tool_uses=tuple(
-                ToolUse(id=c.tool_use_id, name=c.name, input=_as_object(neutralize_json(c.input))) for c in calls
-            ),
-        )
-        if not calls:
-            return [reply] if message.content else []
-        return [reply, ToolResults(tuple(tool_result_of(call) for call in calls))]
+        return [UserText(content if turn_id else neutralize(content))]
+    if role == Message.Role.ASSISTANT:
+        return reply_items(content, calls)
     # Role "tool": free text an offline client stored apart from a call.
-    return [UserText(neutralize(message.content))] if message.content else []
+    return [UserText(neutralize(content))] if content else []
 
 
-def tool_result_of(call: ToolCall) -> ToolResult:
-    if call.finished_at is None and call.result is None:
+def reply_items(content: str, calls: list[StoredCall]) -> list[HistoryItem]:
+    """An assistant message as the model sees it: its words and tool uses, then their results."""
+    # The model's own words are neutralized too: a client can upsert them,
+    # and an injected inbox message could make the model echo a tag.
+    reply = AssistantReply(
+        text=neutralize(content),
+        tool_uses=tuple(
+            ToolUse(id=c.tool_use_id, name=c.name, input=_as_object(neutralize_json(c.input))) for c in calls
+        ),
+    )
+    if not calls:
+        return [reply] if content else []
+    return [reply, ToolResults(tuple(tool_result_of(call) for call in calls))]
+
+
+def tool_result_of(call: StoredCall) -> ToolResult:
+    if not call.finished and call.result is None:
         return ToolResult(call.tool_use_id, UNFINISHED_CALL, is_error=True)
     if call.is_error:
         return ToolResult(call.tool_use_id, neutralize(bound_for_model(error_text(call.result))), is_error=True)
@@ -99,7 +143,7 @@ def tool_result_of(call: ToolCall) -> ToolResult:
 def error_text(result) -> str:
     if isinstance(result, dict) and isinstance(result.get("error"), str):
         return result["error"]
-    return result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)
+    return result if isinstance(result, str) else json.dumps(result, ensure_ascii=False, sort_keys=True)
 
 
 def neutralize_json(value):
@@ -125,15 +169,16 @@ FRAMING_TOKENS = 1024
 FRAMING_TOKENS_PER_PART = 64
 
 
-def request_token_bound(*, system: str, tools_bytes: int, history: list[HistoryItem]) -> int:
+def request_token_bound(*, system: str, tools_bytes: int, history_size: int, history_parts: int) -> int:
     """An upper bound of a request's input tokens: one per UTF-8 byte (a
     byte-level tokenizer never makes a token of less than one byte) plus the
-    providers' framing."""
-    text_bytes = len(system.encode()) + tools_bytes + history_bytes(history)
-    return text_bytes + FRAMING_TOKENS + FRAMING_TOKENS_PER_PART * _parts(history)
+    providers' framing. Takes the history's measures (`history_bytes`,
+    `history_parts`), which the loop keeps as it appends."""
+    text_bytes = len(system.encode()) + tools_bytes + history_size
+    return text_bytes + FRAMING_TOKENS + FRAMING_TOKENS_PER_PART * history_parts
 
 
-def _parts(items: list[HistoryItem]) -> int:
+def history_parts(items: list[HistoryItem]) -> int:
     count = 0
     for item in items:
         if isinstance(item, AssistantReply):

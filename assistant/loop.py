@@ -9,9 +9,11 @@ Slow I/O (the model) never runs inside a database transaction.
 
 import json
 import logging
+import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import lru_cache
 from uuid import UUID
 
 from django.conf import settings
@@ -26,9 +28,19 @@ from assistant.clients.base import (
     ProviderError,
     TextDelta,
     ToolCallEvent,
+    ToolSpec,
     Usage,
 )
-from assistant.history import history_bytes, in_window, load_context, request_token_bound, uses_window
+from assistant.history import (
+    Context,
+    StoredCall,
+    history_bytes,
+    history_parts,
+    in_window,
+    load_context,
+    request_token_bound,
+    uses_window,
+)
 from assistant.models import Turn
 from assistant.pacing import PAUSE, paced
 from assistant.providers import ModelOption, client_for, model_option
@@ -108,6 +120,41 @@ def claim_turn(turn_id: UUID) -> bool:
     )
 
 
+@lru_cache(maxsize=8)
+def _specs_for(toolsets: tuple[str, ...]) -> tuple[list[ToolSpec], int]:
+    specs = framework.tool_specs(all_tools())
+    return specs, len(json.dumps([vars(spec) for spec in specs]).encode())
+
+
+def tool_specs_and_size() -> tuple[list[ToolSpec], int]:
+    """The tools' specs as sent to the model, and their size: per process,
+    since declarations do not change between turns (rebuilding the JSON
+    Schemas took ~7 ms a turn). Keyed by the setting, as the registry is."""
+    return _specs_for(tuple(settings.ASSISTANT_TOOLSETS))
+
+
+# What shapes a deployment's SDK client: a change of any makes a new one.
+_CLIENT_SETTINGS = (
+    "DEBUG", "ASSISTANT_ALLOW_US_PROCESSING", "ANTHROPIC_API_KEY", "BEDROCK_API_KEY", "BEDROCK_REGION",
+    "INFOMANIAK_AI_TOKEN", "INFOMANIAK_AI_PRODUCT_ID", "INFOMANIAK_AI_BASE_URL",
+)
+_CLIENT_ENVIRONMENT = ("ANTHROPIC_BASE_URL", "ANTHROPIC_BEDROCK_BASE_URL", "OPENAI_BASE_URL")
+
+
+@lru_cache(maxsize=16)
+def _client_of(option_id: str, shape: tuple) -> ModelClient:
+    return client_for(model_option(option_id))
+
+
+def deployment_client(option: ModelOption) -> ModelClient:
+    """The option's client with the deployment's own key, per process: the
+    SDK's client (its HTTP connection pool) is reused from turn to turn. Keyed
+    by the settings and environment that shape it. (An organization's own key
+    is never kept here.)"""
+    shape = tuple(getattr(settings, name, None) for name in _CLIENT_SETTINGS)
+    return _client_of(option.id, shape + tuple(os.environ.get(name) for name in _CLIENT_ENVIRONMENT))
+
+
 def run_turn(turn_id: UUID, *, client: ModelClient | None = None, clock: Callable[[], float] = time.monotonic):
     if not claim_turn(turn_id):
         logger.info("turn_not_claimed", extra={"turn_id": str(turn_id)})
@@ -124,7 +171,13 @@ def run_turn(turn_id: UUID, *, client: ModelClient | None = None, clock: Callabl
         outcome = Outcome(Turn.Status.FAILED, Turn.FailureKind.INTERNAL, NOTICES[Turn.FailureKind.INTERNAL])
     # What the model was paid for is charged even when the turn then crashed.
     usage = runner.usage if runner else Usage()
-    finish_turn(turn_id, outcome, usage=usage if runner else None)
+    # A turn that did not end well may have stopped between a write and the
+    # loop's count of it: the thread's size is then measured again.
+    thread_after = runner.thread_after() if runner and outcome.status == Turn.Status.DONE else None
+    if runner and thread_after is None and runner.context is not None:
+        thread_after = ThreadAfterTurn(runner.context.next_seq, None, runner.last_reply_id)
+    finish_turn(turn_id, outcome, usage=usage if runner else None, thread_after=thread_after,
+                progress=runner.progress() if runner else None)
     logger.info(
         "turn_finished",
         extra={
@@ -149,13 +202,26 @@ STUCK = "stuck"  # the reservation kept as cost (the turn never finished: a kill
 RELEASE = "release"  # no cost (no model call was ever made)
 
 
+@dataclass(frozen=True)
+class ThreadAfterTurn:
+    """What the loop knows of its thread at the end: the next seq, the
+    history's size for the model (None: unknown) and the turn's last reply."""
+
+    next_seq: int
+    history_bytes: int | None
+    last_reply_id: UUID | None
+
+
 def finish_turn(
     turn_id: UUID, outcome: Outcome, *, usage: Usage | None, cost_micros: int | None = None,
     credits: str = SETTLE, expect_status: str | None = None, job: str = "run_turn",
+    thread_after: ThreadAfterTurn | None = None, progress: dict | None = None,
 ) -> bool:
     """Record the end, free the thread and close the credits, all at once.
 
-    `usage=None` keeps the usage the turn stored as it went. With
+    `usage=None` keeps the usage the turn stored as it went. `thread_after`:
+    what the loop knows of the thread; without it (a sweeper) the next seq is
+    measured and the history's size marked unknown. With
     `expect_status`, only a turn still in that status is finished. Returns
     whether this call finished the turn: under the turn's row lock, a second
     caller (a redelivered task, a second sweeper) finds it finished and does
@@ -172,6 +238,8 @@ def finish_turn(
             return False
         if usage is not None:
             _store_usage(turn, usage)
+        for field, value in (progress or {}).items():  # the last step's, not written yet
+            setattr(turn, field, value)
         if cost_micros is None and credits == SETTLE:
             cost_micros = request_micros(model_option(turn.model_option), _usage_of(turn))
         elif cost_micros is None:
@@ -181,10 +249,12 @@ def finish_turn(
         turn.finished_at = now
         turn.cost_micros = cost_micros
         turn.save()
+        thread_after = thread_after or _measured_thread(turn)
         if outcome.notice:
-            _mark_last_reply(turn, outcome)
+            thread_after = _mark_last_reply(turn, outcome, thread_after)
         Thread.objects.filter(id=turn.thread_id).update(
-            status=Thread.Status.IDLE, updated_at=now, last_activity_at=now
+            status=Thread.Status.IDLE, updated_at=now, last_activity_at=now,
+            next_seq=thread_after.next_seq, history_bytes=thread_after.history_bytes,
         )
         if credits == SETTLE:
             credits_settle(turn_id=turn.id, cost_micros=cost_micros, job=job)
@@ -207,27 +277,41 @@ def _store_usage(turn: Turn, usage: Usage) -> None:
     turn.cache_read_tokens = usage.cache_read_tokens
 
 
-def _mark_last_reply(turn: Turn, outcome: Outcome) -> None:
+def _measured_thread(turn: Turn) -> ThreadAfterTurn:
+    """For a turn finished without its loop (a sweeper): its thread as stored."""
+    last = Message.objects.filter(thread_id=turn.thread_id).aggregate(last=Max("seq"))["last"]
+    return ThreadAfterTurn(next_seq=0 if last is None else last + 1, history_bytes=None, last_reply_id=None)
+
+
+def _mark_last_reply(turn: Turn, outcome: Outcome, thread_after: ThreadAfterTurn) -> ThreadAfterTurn:
     """Put the notice on the turn's last reply (created if the turn wrote none)."""
-    reply = Message.objects.filter(turn_id=turn.id, role=Message.Role.ASSISTANT).order_by("-seq").first()
     status = Message.Status.FAILED if outcome.status == Turn.Status.FAILED else Message.Status.COMPLETE
-    if reply is None and turn.thread_id:
-        append_message(turn.thread_id, turn.id, role=Message.Role.ASSISTANT, content="", status=status,
-                       notice=outcome.notice)
-        return
-    if reply is not None:
-        reply.status = status
-        reply.notice = outcome.notice[:300]
-        reply.save(update_fields=["status", "notice"])
+    reply_id = thread_after.last_reply_id
+    if reply_id is None:
+        reply_id = (Message.objects.filter(turn_id=turn.id, role=Message.Role.ASSISTANT).order_by("-seq")
+                    .values_list("id", flat=True).first())
+    if reply_id is not None:
+        Message.objects.filter(id=reply_id).update(status=status, notice=outcome.notice[:300])
+        return thread_after
+    if not turn.thread_id:
+        return thread_after
+    append_message(turn.thread_id, turn.id, role=Message.Role.ASSISTANT, content="", status=status,
+                   notice=outcome.notice, seq=thread_after.next_seq)
+    return replace(thread_after, next_seq=thread_after.next_seq + 1)
 
 
-def append_message(thread_id: UUID, turn_id: UUID, *, role: str, content: str, status: str, notice: str = ""):
-    """A message at the end of the thread. Only the turn's worker writes while
-    the thread is `responding` (upserts and deletes are refused), so the next
-    seq can't be taken by anyone else."""
-    last = Message.objects.filter(thread_id=thread_id).aggregate(last=Max("seq"))["last"]
+def append_message(
+    thread_id: UUID, turn_id: UUID, *, role: str, content: str, status: str, notice: str = "",
+    seq: int | None = None,
+):
+    """A message at the end of the thread (at `seq` when the caller knows it).
+    Only the turn's worker writes while the thread is `responding` (upserts and
+    deletes are refused), so the next seq can't be taken by anyone else."""
+    if seq is None:
+        last = Message.objects.filter(thread_id=thread_id).aggregate(last=Max("seq"))["last"]
+        seq = 0 if last is None else last + 1
     return Message.objects.create(
-        thread_id=thread_id, turn_id=turn_id, seq=0 if last is None else last + 1,
+        thread_id=thread_id, turn_id=turn_id, seq=seq,
         role=role, content=content, status=status, notice=notice, created_at=timezone.now(),
     )
 
@@ -278,15 +362,16 @@ class TurnRunner:
         self.calls = 0
         self.taint = Taint(turn.read_private, turn.read_untrusted)
         self.tools = all_tools()
-        self.tool_specs = framework.tool_specs(self.tools)
-        self.tools_bytes = len(json.dumps([vars(spec) for spec in self.tool_specs]).encode())
+        self.tool_specs, self.tools_bytes = tool_specs_and_size()
         self.held_micros = turn.reserved_micros
+        self.context: Context | None = None
+        self.last_reply_id: UUID | None = None
 
     def run(self) -> Outcome:
         try:
             self.member = self._verified_member()
             if self.client is None:
-                self.client = client_for(self.option)
+                self.client = deployment_client(self.option)
             return self._loop()
         except TurnStopped as stop:
             return Outcome(Turn.Status.FAILED, stop.kind, stop.notice)
@@ -307,17 +392,19 @@ class TurnRunner:
         return Member(membership.organization_id, membership.user_id, membership.role)
 
     def _loop(self) -> Outcome:
+        # Read once: the worker is the thread's only writer while it responds,
+        # so each step appends what it wrote to what the loop holds.
+        self.context = load_context(self.turn.thread_id)
+        # The guard follows what the model is about to see: every tool result
+        # in the history, from this turn or any earlier one.
+        self.taint = taint_union(self.taint, self.context.taint)
         for _ in range(settings.ASSISTANT_MAX_STEPS):
-            context = load_context(self.turn.thread_id)
-            history = context.items
-            # The guard follows what the model is about to see: every tool
-            # result in the history, from this turn or any earlier one (for a
-            # windowed conversation, older ones too: the safe side).
-            self.taint = taint_union(self.taint, context.taint)
-            if uses_window(self.turn.thread.continuous):
-                history = in_window(history)
-            elif history_bytes(history) > settings.ASSISTANT_HISTORY_BYTES:
+            windowed = uses_window(self.turn.thread.continuous)
+            if not windowed and self.context.size > settings.ASSISTANT_HISTORY_BYTES:
                 raise TurnStopped(Turn.FailureKind.BOUNDS, bounds_notice("the conversation is full"))
+            # A continuous conversation (Telegram) sends its most recent
+            # messages that fit (the taint above still covers all of them).
+            history = in_window(self.context.items) if windowed else list(self.context.items)
             request = ModelRequest(
                 system=SYSTEM_PROMPT, history=history, tools=self.tool_specs,
                 max_tokens=settings.ASSISTANT_MAX_OUTPUT_TOKENS,
@@ -325,21 +412,33 @@ class TurnRunner:
             self._hold_for_call(request)
             reply, calls = self._step(request)
             if not calls:
+                self.context.append_reply(reply.content, [])
                 return Outcome(Turn.Status.DONE)
             if len(calls) > settings.ASSISTANT_MAX_TOOL_CALLS_PER_STEP:
                 self._store_refused_calls(reply, calls)
                 raise TurnStopped(Turn.FailureKind.BOUNDS, bounds_notice(
                     f"{settings.ASSISTANT_MAX_TOOL_CALLS_PER_STEP} tool calls in one step"))
-            self._run_calls(reply, calls)
+            self.context.append_reply(reply.content, self._run_calls(reply, calls))
             self._check_time()
         raise TurnStopped(Turn.FailureKind.BOUNDS, bounds_notice(f"{settings.ASSISTANT_MAX_STEPS} steps"))
+
+    def thread_after(self) -> "ThreadAfterTurn | None":
+        """What the thread row keeps once the turn ends, as this loop knows it."""
+        if self.context is None:
+            return None
+        return ThreadAfterTurn(next_seq=self.context.next_seq, history_bytes=self.context.size,
+                               last_reply_id=self.last_reply_id)
 
     def _hold_for_call(self, request: ModelRequest) -> None:
         """Hold an upper bound of this call's cost before making it, so the turn
         can never spend what the organization was not granted. Holds more only
         when what the turn holds does not cover what it spent plus the bound."""
+        if len(request.history) == len(self.context.items):
+            size, parts = self.context.size, self.context.parts
+        else:  # a window: measure what is sent
+            size, parts = history_bytes(request.history), history_parts(request.history)
         input_bound = request_token_bound(system=request.system, tools_bytes=self.tools_bytes,
-                                          history=request.history)
+                                          history_size=size, history_parts=parts)
         bound = call_bound_micros(self.option, input_tokens=input_bound, output_tokens=request.max_tokens)
         needed = request_micros(self.option, self.usage) + bound
         if needed > micros_from_credits(settings.ASSISTANT_TURN_MAX_CREDITS):
@@ -347,9 +446,8 @@ class TurnRunner:
         if needed <= self.held_micros:
             return
         try:
-            with transaction.atomic():
-                self.held_micros = credits_reserve_more(turn_id=self.turn.id, micros=needed - self.held_micros)
-                Turn.objects.filter(id=self.turn.id).update(reserved_micros=self.held_micros)
+            # The turn row learns it with the step's progress; the ledger is the truth.
+            self.held_micros = credits_reserve_more(turn_id=self.turn.id, micros=needed - self.held_micros)
         except CreditsExhausted:
             logger.info("turn_credits_exhausted", extra={"turn_id": str(self.turn.id), "needed_micros": needed})
             raise TurnStopped(Turn.FailureKind.CREDITS, NOTICES[Turn.FailureKind.CREDITS]) from None
@@ -361,8 +459,14 @@ class TurnRunner:
     # One model call, streamed into the database.
 
     def _step(self, request: ModelRequest) -> tuple[Message, list[ToolCallEvent]]:
-        reply = append_message(self.turn.thread_id, self.turn.id, role=Message.Role.ASSISTANT, content="",
-                               status=Message.Status.STREAMING)
+        # The reply's row is written with its first text (within FLUSH_SECONDS)
+        # or at the step's end, whichever comes first: a quick step is one
+        # INSERT. Its seq is taken now: the loop is the thread's only writer.
+        reply = Message(
+            thread_id=self.turn.thread_id, turn_id=self.turn.id, seq=self.context.next_seq,
+            role=Message.Role.ASSISTANT, content="", status=Message.Status.STREAMING, created_at=timezone.now(),
+        )
+        self.context.next_seq += 1
         self.steps += 1
         calls: list[ToolCallEvent] = []
         streamed = StreamedText(lambda text: self._flush_text(reply, text), clock=self.clock)
@@ -381,16 +485,23 @@ class TurnRunner:
             # The final text is never lost, whatever ended the stream.
             reply.content = streamed.text
             reply.status = Message.Status.COMPLETE
-            reply.save(update_fields=["content", "status"])
+            self._save_reply(reply, update_fields=["content", "status"])
             live.publish_text(self.turn.id, reply, streamed.text)
-            self._save_progress()
         return reply, calls
 
     def _flush_text(self, reply: Message, text: str) -> None:
         """Write the reply's text so far (the catch-up source), then tell the
         open streams (Redis, when configured)."""
-        Message.objects.filter(id=reply.id).update(content=text)
+        reply.content = text
+        self._save_reply(reply, update_fields=["content"])
         live.publish_text(self.turn.id, reply, text)
+
+    def _save_reply(self, reply: Message, *, update_fields: list[str]) -> None:
+        if reply._state.adding:  # its first write
+            reply.save(force_insert=True)
+            self.last_reply_id = reply.id
+        else:
+            reply.save(update_fields=update_fields)
 
     def _wait_seconds(self, streamed: "StreamedText") -> float:
         """How long to wait for the model's next event: until pending text is
@@ -399,19 +510,30 @@ class TurnRunner:
         due = streamed.seconds_until_due()
         return until_deadline if due is None else min(due, until_deadline)
 
+    def progress(self) -> dict:
+        """The turn's counters as the loop holds them (usage apart)."""
+        return {
+            "steps": self.steps, "tool_calls": self.calls, "reserved_micros": self.held_micros,
+            "read_private": self.taint.read_private, "read_untrusted": self.taint.read_untrusted,
+        }
+
     def _save_progress(self) -> None:
-        self.turn.steps = self.steps
-        self.turn.tool_calls = self.calls
+        """The turn's one progress write of a step (after its tool calls; the
+        last step's is part of finish_turn)."""
+        fields = self.progress()
+        for field, value in fields.items():
+            setattr(self.turn, field, value)
         _store_usage(self.turn, self.usage)
-        self.turn.read_private, self.turn.read_untrusted = self.taint.read_private, self.taint.read_untrusted
         self.turn.save(update_fields=[
-            "steps", "tool_calls", "input_tokens", "output_tokens", "cache_write_tokens",
-            "cache_read_tokens", "read_private", "read_untrusted",
+            *fields, "input_tokens", "output_tokens", "cache_write_tokens", "cache_read_tokens",
         ])
 
     # Tool calls.
 
-    def _run_calls(self, reply: Message, calls: list[ToolCallEvent]) -> None:
+    def _run_calls(self, reply: Message, calls: list[ToolCallEvent]) -> list[StoredCall]:
+        """Run and store each call (stored before it runs, finished after);
+        returns them as the history holds them."""
+        stored = []
         for position, call in enumerate(calls):
             record = ToolCall.objects.create(
                 message=reply, position=position, tool_use_id=call.id, name=call.name,
@@ -426,7 +548,10 @@ class TurnRunner:
                 self._finish_call(record, {"error": "The tool failed unexpectedly."}, is_error=True)
                 raise
             self._finish_call(record, result, is_error=is_error)
+            stored.append(StoredCall(record.tool_use_id, record.name, record.input, record.result,
+                                     record.is_error, finished=True))
         self._save_progress()
+        return stored
 
     def _store_refused_calls(self, reply: Message, calls: list[ToolCallEvent]) -> None:
         now = timezone.now()

@@ -13,6 +13,7 @@ writes nothing into the repository.
 import json
 import os
 import sys
+import uuid
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -55,7 +56,8 @@ class BilledLikeARealModel:
 def measure(member, option: str, steps: int, history_messages: int) -> tuple[int, int]:
     submitted = chat_submit(member, message="Search my notes for Zurich", conversation_id=None)
     Message.objects.bulk_create([
-        Message(thread_id=submitted.thread_id, seq=1000 + i, role="user" if i % 2 == 0 else "assistant",
+        Message(client_id=uuid.uuid4(), thread_id=submitted.thread_id, seq=1000 + i,
+                role="user" if i % 2 == 0 else "assistant",
                 content="A message of the kind people write, about a trip to Zurich. " * 3,
                 created_at=Message.objects.get(id=submitted.message_id).created_at)
         for i in range(history_messages)

@@ -3,8 +3,9 @@
 Turns run against an instant scripted model, so what is measured is the
 framework: history building, streaming writes, tool dispatch, ToolCall rows,
 settlement. Two shapes: 1 step (text only) and 5 steps (4 with a tool call).
-Prints a Markdown table and appends it, with the machine and the date, to
-bench/README.md.
+Prints a Markdown table; with --write (`make bench WRITE=1`) appends it, with
+the machine and the date, to bench/README.md, so a plain run leaves `git
+status` clean.
 """
 
 import os
@@ -76,6 +77,7 @@ def measure(member: Member, steps: int) -> dict:
         submitted = chat_submit(member, message="Search my notes for Zurich", conversation_id=thread_id)
         thread_id = submitted.thread_id
         client = ScriptedClient(*script(steps))
+        connection.queries_log.clear()  # a full log (9,000 queries) would count nothing
         with CaptureQueriesContext(connection) as captured:
             started = time.perf_counter()
             run_turn(submitted.turn_id, client=client)
@@ -112,8 +114,9 @@ def main() -> None:
         )
     table = "\n".join(lines)
     print(table)
-    with open(ROOT / "bench" / "README.md", "a") as readme:
-        readme.write("\n" + table + "\n")
+    if "--write" in sys.argv:
+        with open(ROOT / "bench" / "README.md", "a") as readme:
+            readme.write("\n" + table + "\n")
 
 
 if __name__ == "__main__":

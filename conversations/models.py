@@ -35,6 +35,15 @@ class Thread(models.Model):
     # A continuous conversation is never full: the model gets a window of its
     # most recent messages (assistant/history_window.py) instead of all of it.
     continuous = models.BooleanField(default=False)
+    # The seq the next message takes: every write path keeps it (append, upsert,
+    # the turn's end), so an append needs no MAX(seq). The thread row is locked
+    # by whoever appends (or the thread is `responding`: only its worker writes).
+    next_seq = models.PositiveIntegerField(default=0)
+    # The size of the history as the model is sent it (assistant/history.py),
+    # kept by the turn's end so a submission checks the bound without reading
+    # the history; None when unknown (after an upsert or a stuck turn): it is
+    # then measured from the history once.
+    history_bytes = models.PositiveBigIntegerField(null=True, blank=True, default=0)
 
     class Meta:
         indexes = [

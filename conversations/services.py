@@ -9,7 +9,7 @@ from uuid import UUID
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import F, Max
+from django.db.models import F
 from django.utils import timezone
 
 from conversations.models import Message, Thread, ToolCall
@@ -108,28 +108,36 @@ def message_append(
     role: str,
     content: str,
     status: str = Message.Status.COMPLETE,
+    turn_id: UUID | None = None,
+    responding: bool = False,
     now: datetime | None = None,
 ) -> Message:
     """Append a message at the end of the thread and mark the thread active.
 
     Needs the thread row locked by the caller (select_for_update), so two
-    appends can't take the same seq.
+    appends can't take the same seq. `turn_id`: the turn the application
+    writes it for (an upsert can never set it); `responding`: that turn starts
+    with this message (the thread is marked in the same write).
     """
     if thread.organization_id != member.organization_id or thread.user_id != member.user_id:
         raise ConversationNotFound
     now = now or timezone.now()
-    last_seq = Message.objects.filter(thread=thread).aggregate(last=Max("seq"))["last"]
     message = Message.objects.create(
         thread=thread,
-        seq=0 if last_seq is None else last_seq + 1,
+        seq=thread.next_seq,
         role=role,
         content=content,
         status=status,
+        turn_id=turn_id,
         created_at=now,
     )
+    thread.next_seq += 1
     thread.updated_at = now
     thread.last_activity_at = now
-    update_fields = ["updated_at", "last_activity_at"]
+    update_fields = ["next_seq", "updated_at", "last_activity_at"]
+    if responding:
+        thread.status = Thread.Status.RESPONDING
+        update_fields.append("status")
     if not thread.title and role == Message.Role.USER:
         thread.title = derive_title(content)
         update_fields.append("title")
@@ -220,11 +228,19 @@ def _save_thread(thread: Thread, data: ConversationData, *, is_new: bool) -> Non
     # Activity is when the server received the write, not the client's clock:
     # an upload of an old conversation must not be purged as idle at once.
     thread.last_activity_at = timezone.now()
+    thread_history_counters_reset(thread, message_count=len(data.messages))
     if is_new:
         thread.external_id = data.external_id
         thread.save(force_insert=True)
     else:
-        thread.save(update_fields=["title", "created_at", "updated_at", "last_activity_at", "client_json"])
+        thread.save(update_fields=["title", "created_at", "updated_at", "last_activity_at", "client_json",
+                                   "next_seq", "history_bytes"])
+
+
+def thread_history_counters_reset(thread: Thread, *, message_count: int) -> None:
+    """Before saving a rewrite of the messages: the next seq follows them, and
+    the history's size for the model is unknown until measured again."""
+    thread.next_seq, thread.history_bytes = message_count, None
 
 
 # What an upsert reads of each stored message: plain tuples, not model

@@ -8,8 +8,11 @@ transaction with BEGIN IMMEDIATE, which takes the database's write lock at
 BEGIN, so two writers can never both read a balance before either writes it.
 
 Each service works alone (its own transaction) and inside a caller's
-`transaction.atomic()` (a savepoint): a refusal then rolls back only what the
-service did, and the caller's own rollback takes the reservation with it.
+`transaction.atomic()` (a savepoint: a refusal then rolls back only what the
+service did, and the caller's own rollback takes the reservation with it).
+The closing services take no savepoint (they refuse before writing, and within
+finish_turn they commit or roll back with the turn), nor does
+`credits_reserve(savepoint=False)`, for a caller that ends on a refusal.
 """
 
 from dataclasses import dataclass
@@ -65,7 +68,9 @@ def reservation_micros() -> int:
 # --- Reserve ------------------------------------------------------------------
 
 
-def credits_reserve(member: Member, *, turn_id: UUID, now: datetime | None = None) -> Reservation:
+def credits_reserve(
+    member: Member, *, turn_id: UUID, now: datetime | None = None, savepoint: bool = True
+) -> Reservation:
     """Take a turn's reservation from the organization's account of the month.
 
     Opens the month's account if needed. Raises CreditsExhausted, having written
@@ -74,11 +79,12 @@ def credits_reserve(member: Member, *, turn_id: UUID, now: datetime | None = Non
 
     Call it inside the transaction that creates the turn: the account row stays
     locked until that transaction ends, and a rollback there undoes the
-    reservation.
+    reservation. `savepoint=False` saves two queries for a caller whose
+    transaction ends with a refusal anyway (it must not catch it and go on).
     """
     now = now or timezone.now()
     needed = reservation_micros()
-    with transaction.atomic():
+    with transaction.atomic(savepoint=savepoint):
         # Race: two concurrent turn starts both reading the same balance, both
         # finding room for one more reservation, and both taking it. The row
         # lock makes the second one read the balance after the first's write.
@@ -120,19 +126,18 @@ def credits_reserve_more(*, turn_id: UUID, micros: int, job: str = "run_turn") -
     """
     if micros <= 0:
         raise ValueError(f"micros must be positive, got {micros}")
-    account_id, held = _holds_of(turn_id)
     now = timezone.now()
     with transaction.atomic():
         # Race: the many-step turns of one organization each finding room for
         # their next call in the same balance. Under the row lock each one
         # reads the balance after the previous one's hold.
-        account = CreditAccount.objects.select_for_update().get(pk=account_id)
-        if _closing_entry_exists(turn_id):
+        account = _locked_account_of_turn(turn_id)
+        held, closed = _holds_of(turn_id)
+        if closed:
             raise ReservationNotFound(f"turn {turn_id} is already closed")
         check_covers(account, micros)
         _record(account, kind=Kind.EXTEND, now=now, turn_id=turn_id, reserved_delta=micros, job=job,
                 reason="upper bound of the next model call")
-    # Only this turn's worker holds more for it, so nothing came in between.
     return held + micros
 
 
@@ -165,16 +170,21 @@ def credits_release(*, turn_id: UUID, reason: str, job: str = "") -> bool:
 
 
 def _close_turn(turn_id: UUID, *, kind: str, cost_micros: int | None, job: str, reason: str) -> bool:
-    """Write the turn's one closing entry. `cost_micros=None` charges the reservation."""
-    account_id, held = _holds_of(turn_id)
+    """Write the turn's one closing entry. `cost_micros=None` charges the reservation.
+
+    No savepoint of its own (two queries less per turn): it raises nothing
+    once it has written, and inside finish_turn's transaction it must commit
+    or roll back with the turn anyway.
+    """
     now = timezone.now()
-    with transaction.atomic():
+    with transaction.atomic(savepoint=False):
         # Race: a worker settling a turn while the stuck-turn sweeper (or a
         # redelivered task) closes the same one. Under the lock the second
         # closer sees the first's entry and moves nothing; the partial unique
         # constraint on (turn_id, closing kinds) is the backstop.
-        account = CreditAccount.objects.select_for_update().get(pk=account_id)
-        if _closing_entry_exists(turn_id):
+        account = _locked_account_of_turn(turn_id)
+        held, closed = _holds_of(turn_id)
+        if closed:
             return False
         cost = held if cost_micros is None else cost_micros
         # What the account can take once the hold is released: never more.
@@ -193,21 +203,31 @@ def _close_turn(turn_id: UUID, *, kind: str, cost_micros: int | None, job: str, 
     return True
 
 
-def _closing_entry_exists(turn_id: UUID) -> bool:
-    return LedgerEntry.objects.filter(turn_id=turn_id, kind__in=LedgerEntry.CLOSING_KINDS).exists()
-
-
-def _holds_of(turn_id: UUID) -> tuple[int, int]:
-    """(account id, micros held): the turn's start reservation plus every hold
-    taken before a call, all in the start reservation's account. One query."""
-    holds = list(
-        LedgerEntry.objects.filter(turn_id=turn_id, kind__in=LedgerEntry.HOLDING_KINDS).values_list(
-            "account_id", "reserved_delta"
-        )
+def _locked_account_of_turn(turn_id: UUID) -> CreditAccount:
+    """The account holding the turn's reservation, locked (needs a transaction)."""
+    account = (
+        CreditAccount.objects.select_for_update(of=("self",))
+        .filter(entries__turn_id=turn_id, entries__kind=Kind.RESERVE)
+        .first()
     )
-    if not holds:
+    if account is None:
         raise ReservationNotFound(f"turn {turn_id} has no reservation")
-    return holds[0][0], sum(delta for _, delta in holds)
+    return account
+
+
+def _holds_of(turn_id: UUID) -> tuple[int, bool]:
+    """(micros the turn holds, whether it is closed), in one query: its start
+    reservation plus every hold taken before a call, minus nothing until closed."""
+    entries = LedgerEntry.objects.filter(turn_id=turn_id, kind__in=LedgerEntry.TURN_KINDS).values_list(
+        "kind", "reserved_delta"
+    )
+    held, closed = 0, False
+    for kind, delta in entries:
+        if kind in LedgerEntry.CLOSING_KINDS:
+            closed = True
+        else:
+            held += delta
+    return held, closed
 
 
 # --- Grant ----------------------------------------------------------------------

@@ -382,8 +382,12 @@ def bound_for_model(text: str, limit: int | None = None) -> str:
 
 
 def result_for_model(result: Any, limit: int | None = None) -> str:
-    """JSON text of a result, bounded; the raw result is stored whole elsewhere."""
-    text = json.dumps(to_jsonable_python(result), ensure_ascii=False, separators=(",", ":"))
+    """JSON text of a result, bounded; the raw result is stored whole elsewhere.
+
+    Keys sorted: PostgreSQL's jsonb gives a stored result back in its own key
+    order, so the text the model sees is the same whether the loop holds the
+    result or reads it back (and a provider's prompt cache keeps matching)."""
+    text = json.dumps(to_jsonable_python(result), ensure_ascii=False, separators=(",", ":"), sort_keys=True)
     return bound_for_model(text, limit)
 
 

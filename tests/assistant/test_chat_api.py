@@ -90,10 +90,20 @@ def test_exhausted_credits_are_a_402_that_writes_nothing(owner):
 def test_a_full_conversation_is_a_409(owner, settings):
     thread = make_thread(owner)
     Message.objects.create(thread=thread, seq=0, role="user", content="x" * 5000, created_at=thread.created_at)
+    # As an upload leaves it: the size unknown, so it is measured from the history.
+    Thread.objects.filter(id=thread.id).update(next_seq=1, history_bytes=None)
     settings.ASSISTANT_HISTORY_BYTES = 4000
     response = post_chat(owner, message="more", conversationId=str(thread.id))
     assert response.status_code == 409 and response.json()["code"] == "conversation_full"
     assert Message.objects.filter(thread=thread).count() == 1
+
+
+def test_the_size_a_thread_keeps_is_what_a_submission_checks(owner, settings):
+    thread = make_thread(owner)
+    Thread.objects.filter(id=thread.id).update(history_bytes=3990)  # kept by the last turn's end
+    settings.ASSISTANT_HISTORY_BYTES = 4000
+    assert post_chat(owner, message="x" * 11, conversationId=str(thread.id)).json()["code"] == "conversation_full"
+    assert post_chat(owner, message="x" * 10, conversationId=str(thread.id)).status_code == 202
 
 
 @pytest.mark.django_db(transaction=True)

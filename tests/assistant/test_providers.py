@@ -342,3 +342,20 @@ def test_client_for_refuses_an_unusable_option():
 
     assert caught.value.kind == "refused"
     assert "INFOMANIAK_AI_TOKEN" in str(caught.value)
+
+
+def test_a_deployments_client_is_kept_per_process_until_what_shapes_it_changes(settings, monkeypatch):
+    from assistant.loop import deployment_client
+
+    settings.ANTHROPIC_API_KEY, settings.ASSISTANT_ALLOW_US_PROCESSING = "key-one", True
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")
+    option = model_option("anthropic-claude-haiku-4-5")
+
+    first = deployment_client(option)
+    assert deployment_client(option) is first  # the SDK client and its connection pool, reused
+
+    settings.ANTHROPIC_API_KEY = "key-two"
+    second = deployment_client(option)
+    assert second is not first
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:10")
+    assert deployment_client(option) is not second

@@ -7,7 +7,7 @@ import pytest
 
 from assistant import chat, loop
 from assistant.clients.base import AssistantReply, Stop, TextDelta, Usage
-from assistant.history import load_context, load_history
+from assistant.history import load_history
 from assistant.models import Turn
 from config.logging import JsonLinesFormatter
 from conversations.models import Message, Thread
@@ -51,15 +51,16 @@ def test_a_publish_that_landed_but_raised_keeps_the_turn_a_worker_claimed(owner,
 
 
 def test_a_turn_that_crashes_after_a_paid_step_is_charged_for_it(owner, monkeypatch):
-    loads = []
+    holds = []
+    hold = loop.TurnRunner._hold_for_call
 
-    def history_then_a_bug(thread_id):
-        loads.append(thread_id)
-        if len(loads) > 1:
+    def hold_then_a_bug(runner, request):
+        holds.append(request)
+        if len(holds) > 1:
             raise RuntimeError("a bug in the second step")
-        return load_context(thread_id)
+        return hold(runner, request)
 
-    monkeypatch.setattr(loop, "load_context", history_then_a_bug)
+    monkeypatch.setattr(loop.TurnRunner, "_hold_for_call", hold_then_a_bug)
     client = ScriptedClient(call(("search_notes", {"query": "x"}), usage=Usage(1_000_000, 0)), say("never"))
     turn = play(owner, client)
     assert turn.status == Turn.Status.FAILED and turn.failure_kind == Turn.FailureKind.INTERNAL

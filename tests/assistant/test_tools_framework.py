@@ -302,8 +302,8 @@ def test_any_raw_value_parses_or_gives_a_tool_input_error(raw):
 # --- Results for the model ---------------------------------------------------------------
 
 
-def test_a_short_result_is_compact_json_with_unicode_kept():
-    assert result_for_model({"title": "Réunion", "ids": [1, 2]}) == '{"title":"Réunion","ids":[1,2]}'
+def test_a_short_result_is_compact_json_with_unicode_kept_and_keys_sorted():
+    assert result_for_model({"title": "Réunion", "ids": [1, 2]}) == '{"ids":[1,2],"title":"Réunion"}'
 
 
 def test_dates_in_a_result_become_iso_strings():

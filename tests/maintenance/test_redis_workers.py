@@ -81,7 +81,7 @@ def test_turns_run_through_redis_and_a_lost_turn_is_published_again_by_the_sweep
     assert redis_broker.client.exists("_kombu.binding.celery")
     for turn in Turn.objects.filter(id__in=[turn_id, lost]):
         assert turn.status == "done", turn.failure_kind
-    assert Turn.objects.get(id=lost).enqueue_attempts == 1  # only the sweeper's publish counted
+    assert Turn.objects.get(id=lost).enqueue_attempts == 2  # the submission's publish (lost), the sweeper's
     result = ToolCall.objects.get(message__turn_id=turn_id).result
     assert "xylophone-lagoon" in json.dumps(result)  # so the logs below had the chance to leak it
     # The worker's production logs: JSON lines with ids and counts, no text.

@@ -1,0 +1,113 @@
+"""Exact SQL query counts of a submission and of a turn's steps, pinned so an
+N+1 or a history read per step can't creep back, and constant in the length
+of the conversation. Run outside a test transaction (`transaction=True`), so
+the counts are the ones production runs: no test savepoints in them."""
+
+import uuid
+
+import pytest
+
+from assistant.chat import chat_submit
+from assistant.history import history_bytes, load_history
+from assistant.loop import run_turn
+from assistant.models import Turn
+from conversations.models import Message, Thread
+from tests.assistant.conftest import PRICED_OPTION, Clock
+from tests.fakes.scripted import ScriptedClient, call, say
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+# BEGIN (IMMEDIATE on SQLite) and COMMIT of a transaction: Django counts them.
+TRANSACTION = 2
+# Lock the thread, cards to deliver, the message and the thread's counters and
+# status, the reservation (account, idempotency check, account, ledger), the turn.
+SUBMISSION = 9 + TRANSACTION
+# Claim, the turn, the member, the history (2); the reply (one INSERT: a quick
+# step's text is written once); the finish: turn lock and row, thread,
+# settlement (account, holds, account, ledger), in one transaction.
+TURN_BASE = 13 + TRANSACTION
+# A step with one read call: the reply, the call (record, the tool's own
+# query, result), the turn's progress.
+TOOL_STEP = 5
+# Holding more before a call: account lock, holds, account, ledger.
+HOLD = 4 + TRANSACTION
+
+
+@pytest.fixture(autouse=True)
+def publish_nothing(monkeypatch, settings):
+    """The broker's publish is not the database's: the turns run here. The
+    start reservation covers every call (the hold is pinned on its own)."""
+    monkeypatch.setattr("assistant.chat.enqueue_turn", lambda turn_id: None)
+    settings.CREDITS_RESERVATION = 100
+
+
+@pytest.fixture
+def conversation(owner):
+    """A conversation of `size` messages whose last turn ended (counters kept)."""
+
+    def make(size: int):
+        first = chat_submit(owner.member, message="Hello", conversation_id=None)
+        Turn.objects.filter(id=first.turn_id).update(model_option=PRICED_OPTION)
+        run_turn(first.turn_id, client=ScriptedClient(say("Hi.")), clock=Clock())
+        created = Message.objects.get(id=first.message_id).created_at
+        Message.objects.bulk_create([
+            Message(client_id=uuid.uuid4(), thread_id=first.thread_id, seq=10 + i,
+                    role="user" if i % 2 == 0 else "assistant",
+                    content=f"Message {i} about a trip to Zurich and what to pack.", created_at=created)
+            for i in range(size)
+        ])
+        Thread.objects.filter(id=first.thread_id).update(
+            next_seq=10 + size, history_bytes=history_bytes(load_history(first.thread_id)))
+        return first.thread_id
+
+    return make
+
+
+def submit(owner, thread_id):
+    submitted = chat_submit(owner.member, message="Search my notes for Zurich", conversation_id=thread_id)
+    Turn.objects.filter(id=submitted.turn_id).update(model_option=PRICED_OPTION)
+    return submitted.turn_id
+
+
+@pytest.mark.parametrize("size", [0, 200])
+def test_a_submission_runs_a_pinned_number_of_queries_whatever_the_length(owner, conversation, size,
+                                                                          django_assert_num_queries):
+    thread_id = conversation(size)
+    with django_assert_num_queries(SUBMISSION):
+        chat_submit(owner.member, message="Next question", conversation_id=thread_id)
+    assert SUBMISSION <= 12
+
+
+@pytest.mark.parametrize("size", [0, 200])
+@pytest.mark.parametrize("steps", [1, 2, 3])
+def test_each_step_runs_a_pinned_number_of_queries_whatever_the_length(owner, conversation, size, steps,
+                                                                       django_assert_num_queries):
+    turn_id = submit(owner, conversation(size))
+    script = [call(("search_notes", {"query": "Zurich"}))] * (steps - 1) + [say("Here.")]
+    with django_assert_num_queries(TURN_BASE + TOOL_STEP * (steps - 1)):
+        run_turn(turn_id, client=ScriptedClient(*script), clock=Clock())
+    assert Turn.objects.get(id=turn_id).steps == steps
+
+
+def test_a_step_that_must_hold_more_credits_runs_a_pinned_number_more(owner, conversation, settings,
+                                                                   django_assert_num_queries):
+    settings.CREDITS_RESERVATION = 0  # the start holds nothing: the first call's bound is held before it
+    turn_id = submit(owner, conversation(0))
+    with django_assert_num_queries(TURN_BASE + HOLD):
+        run_turn(turn_id, client=ScriptedClient(say("Here.")), clock=Clock())
+    assert Turn.objects.get(id=turn_id).status == "done"
+
+
+def test_the_loop_keeps_the_history_the_database_would_give(owner, conversation, notes):
+    """Read once, appended to by each step: the last request holds exactly
+    what reading the stored conversation again gives (its last reply apart)."""
+    thread_id = conversation(4)
+    client = ScriptedClient(call(("search_notes", {"query": "Zurich"}), text="Looking."),
+                            call(("read_note", {"note_id": notes["zurich"].id}), ("read_inbox", {})),
+                            say("Here."))
+    run_turn(submit(owner, thread_id), client=client, clock=Clock())
+
+    assert client.requests[-1].history == load_history(thread_id)[:-1]
+    assert Thread.objects.get(id=thread_id).history_bytes == history_bytes(load_history(thread_id))
+    last_seq = Message.objects.filter(thread_id=thread_id).order_by("-seq").values_list("seq", flat=True).first()
+    assert Thread.objects.get(id=thread_id).next_seq == last_seq + 1
