@@ -47,4 +47,10 @@ if CELERY_BROKER_URL.startswith("filesystem://"):  # noqa: F405
         "processed_folder": str(BROKER_DIR / "processed"),
         "control_folder": str(BROKER_DIR / "control"),
         "store_processed": False,
+        # The folder holds the tasks of every test that enqueued without a
+        # worker; a worker a test starts later takes them first, one per poll
+        # (each is a turn no longer there: skipped at once). At the default 1 s
+        # a poll, a long run's backlog delayed that test's own turn past its
+        # timeout; at 0.05 s it drains in a moment.
+        "polling_interval": 0.05,
     }

@@ -1,13 +1,10 @@
 """Settings of the Celery worker that the browser tests start (see browser.py).
 
 The test settings, plus a visible stream: the offline model waits a little
-between its chunks (the test settings make it instant), and the worker polls
-the filesystem broker often so a turn starts quickly.
+between its chunks (the test settings make it instant).
 """
 
 from config.env import env_int
 from config.settings_test import *  # noqa: F403
-from config.settings_test import CELERY_BROKER_TRANSPORT_OPTIONS
 
 OFFLINE_MODEL_CHUNK_DELAY_MS = env_int("OFFLINE_MODEL_CHUNK_DELAY_MS", 20)
-CELERY_BROKER_TRANSPORT_OPTIONS = {**CELERY_BROKER_TRANSPORT_OPTIONS, "polling_interval": 0.05}
