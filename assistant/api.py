@@ -17,7 +17,7 @@ from conversations.api import BUSY
 from conversations.models import Message
 from conversations.selectors import ConversationNotFound
 from conversations.services import ConversationBusy
-from credits.services import CreditsExhausted
+from credits.services import CreditsExhausted, MemberCapReached
 from organizations.api import ORGANIZATION_PARAMETER, MemberAPIView
 
 FULL = "This conversation is full: start a new conversation to go on."
@@ -54,6 +54,9 @@ class ChatView(MemberAPIView):
             raise conflict("conversation_busy", BUSY) from None
         except chat.ConversationFull:
             raise conflict("conversation_full", FULL) from None
+        except MemberCapReached:
+            raise ApiError(status_code=status.HTTP_402_PAYMENT_REQUIRED, code="member_cap_reached",
+                           detail="You have reached your monthly limit in this organization.") from None
         except CreditsExhausted:
             raise ApiError(status_code=status.HTTP_402_PAYMENT_REQUIRED, code="credits_exhausted",
                            detail="Your organization has used its credits for this month.") from None

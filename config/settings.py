@@ -9,7 +9,7 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from config.env import env_bool, env_int, env_list, env_str
+from config.env import env_bool, env_decimal, env_int, env_list, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 RUN_DIR = Path(env_str("RUN_DIR", str(BASE_DIR / ".run")))
@@ -183,10 +183,16 @@ LOGGING = {
 # --- Credits ---------------------------------------------------------------
 # Credits reserved when a turn starts (1 credit = 10,000 micro-dollars).
 CREDITS_RESERVATION = env_int("CREDITS_RESERVATION", 3, minimum=0)
+# Share of a turn's cost charged in credits when it ran on the organization's
+# own provider key (0: the organization pays the provider directly; 1: full price).
+CREDITS_OWN_KEY_RATE = env_decimal("CREDITS_OWN_KEY_RATE", "0", minimum="0", maximum="1")
 
 # --- The assistant ---------------------------------------------------------
 ASSISTANT_MODEL = env_str("ASSISTANT_MODEL", "")  # empty: the offline demo model
 ASSISTANT_ALLOW_US_PROCESSING = env_bool("ASSISTANT_ALLOW_US_PROCESSING", False)
+# Model options organizations may choose among (catalog ids, comma-separated);
+# empty: every option usable here (keys and residency rules).
+ASSISTANT_MODEL_OPTIONS = env_list("ASSISTANT_MODEL_OPTIONS", [])
 INFOMANIAK_AI_TOKEN = env_str("INFOMANIAK_AI_TOKEN")
 INFOMANIAK_AI_PRODUCT_ID = env_str("INFOMANIAK_AI_PRODUCT_ID")
 INFOMANIAK_AI_BASE_URL = env_str("INFOMANIAK_AI_BASE_URL")

@@ -33,6 +33,11 @@ class OrganizationRequired(Exception):
     """The person is in several organizations and did not say which one."""
 
 
+class MembershipSuspended(Exception):
+    """The person's membership in the organization is suspended: no door opens
+    (API, browser, MCP, Telegram all pass through `resolve_member`)."""
+
+
 def member_from_membership(membership: Membership) -> Member:
     return Member(
         organization_id=membership.organization_id,
@@ -50,6 +55,7 @@ def resolve_member(user, requested_slug: str | None) -> Member:
     """The verified membership of `user` in the organization named by `requested_slug`.
 
     Without a slug, the person's only organization is implicit. One query.
+    Raises MembershipSuspended when that membership is suspended.
     """
     if not getattr(user, "is_authenticated", False):
         raise NoOrganization
@@ -61,10 +67,19 @@ def resolve_member(user, requested_slug: str | None) -> Member:
         )
         if membership is None:
             raise OrganizationNotFound
-        return member_from_membership(membership)
+        return _active_member(membership)
     memberships = list(Membership.objects.filter(user=user).select_related("organization")[:2])
     if not memberships:
         raise NoOrganization
     if len(memberships) > 1:
         raise OrganizationRequired
-    return member_from_membership(memberships[0])
+    return _active_member(memberships[0])
+
+
+def _active_member(membership: Membership) -> Member:
+    """The door every request passes (API, browser, MCP, Telegram): a suspended
+    membership opens nothing. Staff exports still read the person's data
+    through `member_from_membership`."""
+    if membership.is_suspended:
+        raise MembershipSuspended
+    return member_from_membership(membership)
