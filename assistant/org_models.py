@@ -129,8 +129,8 @@ def model_choose(member: Member, *, option_id: str, actor=None) -> None:
                       detail=option_id or "the deployment's model")
 
 
-def provider_key_save(member: Member | None, *, organization_id: int, provider: str, plaintext: str,
-                      actor_id: int | None = None) -> ProviderKey:
+def provider_key_save(member: Member | None, *, provider: str, plaintext: str,
+                      organization_id: int | None = None, actor_id: int | None = None) -> ProviderKey:
     """Verify the key with one cheap call to the provider, then seal and store
     it (replacing the organization's key for that provider). A refused key is
     not saved: KeyRefused names the provider's error kind. `member` is None for
