@@ -93,3 +93,31 @@ def membership_lift(*, membership: Membership, actor_id: int | None) -> None:
     membership.save(update_fields=["suspended_at", "suspended_reason"])
     change_record(organization_id=membership.organization_id, actor_id=actor_id, action="member_restored",
                   detail=membership.user.username)
+
+
+class CannotSuspendSelf(ValueError):
+    """An organization admin does not suspend their own membership (nobody could lift it from the page)."""
+
+
+def membership_for_admin(member, *, user_id: int) -> Membership:
+    """A membership of the admin's organization; Membership.DoesNotExist for a
+    person of another organization (not found, as for anything not theirs) or
+    when `member` is not an admin."""
+    if not member.is_admin:
+        raise Membership.DoesNotExist
+    return Membership.objects.select_related("user").get(organization_id=member.organization_id, user_id=user_id)
+
+
+def member_suspend(member, *, user_id: int, reason: str) -> Membership:
+    """An organization admin suspends a member of their organization."""
+    membership = membership_for_admin(member, user_id=user_id)
+    if membership.user_id == member.user_id:
+        raise CannotSuspendSelf
+    membership_suspend(membership=membership, reason=reason, actor_id=member.user_id)
+    return membership
+
+
+def member_restore(member, *, user_id: int) -> Membership:
+    membership = membership_for_admin(member, user_id=user_id)
+    membership_lift(membership=membership, actor_id=member.user_id)
+    return membership
