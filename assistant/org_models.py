@@ -129,19 +129,21 @@ def model_choose(member: Member, *, option_id: str, actor=None) -> None:
                       detail=option_id or "the deployment's model")
 
 
-def provider_key_save(member: Member | None, *, provider: str, plaintext: str,
-                      organization_id: int | None = None, actor_id: int | None = None) -> ProviderKey:
+def provider_key_save(member: Member | None, *, provider: str, plaintext: str, organization_id: int | None = None,
+                      actor_id: int | None = None, verified: bool = False) -> ProviderKey:
     """Verify the key with one cheap call to the provider, then seal and store
     it (replacing the organization's key for that provider). A refused key is
     not saved: KeyRefused names the provider's error kind. `member` is None for
-    an operator's command (manage.py set_provider_key)."""
+    an operator's command or the staff admin; `verified` says the caller
+    already verified this very key (the admin form does, to show the refusal)."""
     if member is not None:
         check_admin(member)
         organization_id, actor_id = member.organization_id, member.user_id
     plaintext = plaintext.strip()
     if provider not in ProviderKey.Provider.values or not plaintext:
         raise ValueError("A provider key needs a known provider and a non-empty key.")
-    verify_key(provider, plaintext)
+    if not verified:
+        verify_key(provider, plaintext)
     with transaction.atomic():
         ProviderKey.objects.filter(organization_id=organization_id, provider=provider).delete()
         key = ProviderKey.objects.create(

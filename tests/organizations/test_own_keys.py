@@ -18,7 +18,14 @@ from conversations.models import Message
 from credits.models import LedgerEntry
 from organizations.models import OrganizationChange
 from tests.conftest import make_person
-from tests.fakes.wire_servers import WireServer, json_reply, openai_chunk, openai_sse, openai_usage_chunk
+from tests.fakes.wire_servers import (
+    WireServer,
+    json_reply,
+    openai_chunk,
+    openai_completion,
+    openai_sse,
+    openai_usage_chunk,
+)
 
 ORG_KEY = "ik-organization-key-7f3a"
 DEPLOYMENT_KEY = "ik-deployment-token-0000"
@@ -42,11 +49,7 @@ def admin(acme):
 
 
 def verification_ok():
-    return json_reply(200, {
-        "id": "chatcmpl-v", "object": "chat.completion", "created": 0, "model": "qwen3",
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": "p"}, "finish_reason": "length"}],
-        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-    })
+    return openai_completion()
 
 
 def answer():
