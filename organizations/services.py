@@ -121,3 +121,16 @@ def member_restore(member, *, user_id: int) -> Membership:
     membership = membership_for_admin(member, user_id=user_id)
     membership_lift(membership=membership, actor_id=member.user_id)
     return membership
+
+
+def member_cap_set_by_admin(member, *, user_id: int, credits: int | None) -> Membership:
+    """An organization admin sets (or lifts) a member's monthly cap."""
+    membership = membership_for_admin(member, user_id=user_id)
+    member_cap_set(membership=membership, credits=credits, actor_id=member.user_id)
+    return membership
+
+
+def default_cap_set_by_admin(member, *, credits: int | None) -> None:
+    if not member.is_admin:
+        raise Membership.DoesNotExist
+    default_cap_set(organization_id=member.organization_id, credits=credits, actor_id=member.user_id)

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from assistant.web import views
+from assistant.web import organization, views
 
 urlpatterns = [
     path("", views.chat, name="web-chat"),
@@ -10,6 +10,15 @@ urlpatterns = [
     path("cards/<uuid:card_id>/", views.card, name="web-card"),
     path("organizations/", views.organizations, name="web-organizations"),
     path("data/", views.data, name="web-data"),
+    path("organization/", organization.organization, name="web-organization"),
+    path("organization/model", organization.choose_model, name="web-organization-model"),
+    path("organization/keys", organization.save_key, name="web-organization-key-save"),
+    path("organization/keys/<str:provider>/remove", organization.remove_key, name="web-organization-key-remove"),
+    path("organization/default-cap", organization.default_cap, name="web-organization-default-cap"),
+    path("organization/members/<int:user_id>/cap", organization.member_cap, name="web-organization-member-cap"),
+    path("organization/members/<int:user_id>/suspend", organization.suspend, name="web-organization-suspend"),
+    path("organization/members/<int:user_id>/restore", organization.restore, name="web-organization-restore"),
+    path("organization/usage.csv", organization.usage_csv, name="web-organization-usage"),
     path("login/", views.login, name="login"),
     path("logout/", views.logout, name="logout"),
 ]
