@@ -62,10 +62,12 @@ def allowed_options(organization_id: int | None = None) -> list[ModelOption]:
     deployment key; the residency rules apply either way)."""
     allowed = set(settings.ASSISTANT_MODEL_OPTIONS)
     own = set(_own_key_providers(organization_id)) if organization_id else set()
+    # The rules only ask whether some key is there: a stand-in for the sealed
+    # one, which is opened in the worker only.
     return [
         option for option in CATALOG
         if (not allowed or option.id in allowed)
-        and unusable_reason(option, api_key="own" if option.provider in own else "") is None
+        and unusable_reason(option, api_key="organization-key" if option.provider in own else "") is None
     ]
 
 
