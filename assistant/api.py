@@ -39,6 +39,8 @@ ChatResponse = inline_serializer("ChatAccepted", {
 
 
 class ChatView(MemberAPIView):
+    throttle_scopes = {"POST": "chat"}
+
     @extend_schema(parameters=[ORGANIZATION_PARAMETER], request=ChatRequestSerializer, responses={202: ChatResponse})
     def post(self, request):
         serializer = ChatRequestSerializer(data=request.data)

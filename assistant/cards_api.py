@@ -89,6 +89,8 @@ class CardView(MemberAPIView):
 
 
 class CardConfirmView(MemberAPIView):
+    throttle_scopes = {"POST": "cards"}
+
     @extend_schema(parameters=[ORGANIZATION_PARAMETER], request=ConfirmRequestSerializer, responses=CardResponse)
     def post(self, request, card_id: str):
         parsed_id = parse_card_id(card_id)
@@ -100,6 +102,8 @@ class CardConfirmView(MemberAPIView):
 
 
 class CardCancelView(MemberAPIView):
+    throttle_scopes = {"POST": "cards"}
+
     @extend_schema(parameters=[ORGANIZATION_PARAMETER], request=CancelRequestSerializer, responses=CardResponse)
     def post(self, request, card_id: str):
         parsed_id = parse_card_id(card_id)

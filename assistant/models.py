@@ -51,7 +51,7 @@ class Turn(models.Model):
     # Which key paid the model: "deployment", or the hint of the organization's
     # own key ("" until the worker chose). Credits are charged at
     # CREDITS_OWN_KEY_RATE of the cost on an organization's own key.
-    key_source = models.CharField(max_length=16, blank=True, default="")
+    key_source = models.CharField(max_length=16, blank=True, default="", db_default="")
     cost_micros = models.BigIntegerField(default=0)
     # Trifecta guard state: has this turn read private data / untrusted content?
     read_private = models.BooleanField(default=False)

@@ -102,7 +102,7 @@ def key_for(organization_id: int, provider: str) -> TurnKey:
     if row is None:
         return TurnKey("", DEPLOYMENT)
     sealed, hint = row
-    return TurnKey(open_secret(sealed, organization_id), hint)
+    return TurnKey(open_secret(sealed, organization_id, provider), hint)
 
 
 def turn_client(option: ModelOption, organization_id: int) -> tuple[ModelClient, str]:
@@ -149,8 +149,8 @@ def provider_key_save(member: Member | None, *, provider: str, plaintext: str, o
     with transaction.atomic():
         ProviderKey.objects.filter(organization_id=organization_id, provider=provider).delete()
         key = ProviderKey.objects.create(
-            organization_id=organization_id, provider=provider, sealed=seal_secret(plaintext, organization_id),
-            hint=key_hint(plaintext), created_by_id=actor_id,
+            organization_id=organization_id, provider=provider, hint=key_hint(plaintext), created_by_id=actor_id,
+            sealed=seal_secret(plaintext, organization_id, provider),
         )
         change_record(organization_id=organization_id, actor_id=actor_id, action="provider_key_saved",
                       detail=f"{provider} {key.hint}")

@@ -1,12 +1,14 @@
 """Settings, read from the environment with safe local defaults.
 
 Every variable is listed in the README. Production (DEBUG off) refuses to start
-without SECRET_KEY.
+without SECRET_KEY, ASSISTANT_KEYS_SECRET and an explicit EMAIL_BACKEND.
 """
 
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
+from csp.constants import NONCE, NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 
 from config.env import env_bool, env_decimal, env_int, env_list, env_str
@@ -21,6 +23,8 @@ if not SECRET_KEY:
     if not DEBUG:
         raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off.")
     SECRET_KEY = "insecure-local-development-key-only-used-when-DEBUG-is-on"  # noqa: S105
+# Older secrets that still verify sessions and signatures while SECRET_KEY rotates.
+SECRET_KEY_FALLBACKS = env_list("SECRET_KEY_FALLBACKS", [])
 
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost"] if DEBUG else [])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
@@ -33,8 +37,11 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "rest_framework",
-    "rest_framework.authtoken",
+    "knox",
+    "axes",
+    "csp",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "organizations",
     "conversations",
     "credits",
@@ -52,6 +59,9 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "csp.middleware.CSPMiddleware",
+    # Last, as django-axes requires: it turns a locked-out login into 429.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -115,6 +125,58 @@ SESSION_ENGINE = "organizations.sessions"
 SESSION_COOKIE_SECURE = not DEBUG and env_bool("SECURE_COOKIES", True)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 
+# --- HTTPS (behind a proxy), checked by `manage.py check --deploy` -----------
+# The proxy terminates TLS and says so in X-Forwarded-Proto; it must overwrite
+# that header from clients. Off by default: set them in production (README).
+SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if env_bool("SECURE_PROXY_SSL", False) else None
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", False)
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", False)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
+SECURE_REFERRER_POLICY = "same-origin"
+
+# --- Content-Security-Policy (django-csp 4), on every response --------------
+# The pages, the admin and the API docs run no inline script and load nothing
+# from another origin. The one inline script and style of the Swagger page
+# carry the request's nonce (templates/drf_spectacular/swagger_ui.html); the
+# nonce appears in the header only on a response that used it.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF, NONCE],
+        "style-src": [SELF, NONCE],
+        "img-src": [SELF, "data:"],
+        "connect-src": [SELF],
+        "font-src": [SELF],
+        "object-src": [NONE],
+        "base-uri": [NONE],
+        "frame-ancestors": [NONE],
+        "form-action": [SELF],
+    },
+}
+
+# --- Failed logins (django-axes) ---------------------------------------------
+# After AXES_FAILURE_LIMIT wrong passwords for one username from one address,
+# that pair is locked out (the login answers 429) for AXES_COOLOFF_MINUTES.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",  # first: refuses a locked-out login before any password check
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_ENABLED = env_bool("AXES_ENABLED", True)
+AXES_FAILURE_LIMIT = env_int("AXES_FAILURE_LIMIT", 5, minimum=1)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("AXES_COOLOFF_MINUTES", 15, minimum=1))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+# The client's address is REMOTE_ADDR unless AXES_PROXY_COUNT says how many
+# proxies append to X-Forwarded-For: trusting that header without a proxy would
+# let a client pick a fresh "address" for every guess.
+AXES_IPWARE_PROXY_COUNT = env_int("AXES_PROXY_COUNT", 0) or None
+AXES_IPWARE_PROXY_ORDER = "right-most"  # the hops our own proxies appended, not what the client sent
+AXES_IPWARE_META_PRECEDENCE_ORDER = (
+    ["HTTP_X_FORWARDED_FOR", "REMOTE_ADDR"] if AXES_IPWARE_PROXY_COUNT else ["REMOTE_ADDR"]
+)
+
 # --- API -------------------------------------------------------------------
 # Largest accepted API request body (bytes); beyond, 413 payload_too_large.
 API_MAX_BODY_BYTES = env_int("API_MAX_BODY_BYTES", 10 * 1024 * 1024, minimum=1024)
@@ -133,12 +195,31 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = max(
     API_MAX_BODY_BYTES, CONVERSATION_MAX_BYTES + CONVERSATION_MAX_MESSAGES * CONVERSATION_UPLOAD_FRAMING_BYTES
 )
 
+# API tokens (django-rest-knox): hashed, expiring, one organization each.
+KNOX_TOKEN_MODEL = "organizations.ApiToken"  # noqa: S105 - a model name
+# knox's own migrations create its default table even when the model is swapped:
+# an unused table whose foreign key to auth_user would block PostgreSQL's
+# TRUNCATE (test flushes). Without migrations, the swapped model gets no table.
+MIGRATION_MODULES = {"knox": None}
+API_TOKEN_DAYS = env_int("API_TOKEN_DAYS", 90, minimum=1)
+REST_KNOX = {"TOKEN_TTL": timedelta(days=API_TOKEN_DAYS), "AUTH_HEADER_PREFIX": "Bearer"}
+
+# Requests per person (per client address when anonymous), "N/second|minute|hour|day".
+THROTTLE_RATES = {
+    "chat": env_str("THROTTLE_CHAT", "30/minute") or None,
+    "uploads": env_str("THROTTLE_UPLOADS", "60/minute") or None,
+    "cards": env_str("THROTTLE_CARDS", "60/minute") or None,
+    "anon": env_str("THROTTLE_ANON", "60/minute") or None,
+}
+
 REST_FRAMEWORK = {
     # Token first, so an anonymous API client gets 401 with WWW-Authenticate.
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "organizations.tokens.OrganizationTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
+    "DEFAULT_THROTTLE_CLASSES": ["config.throttles.AnonymousThrottle", "config.throttles.PersonActionThrottle"],
+    "DEFAULT_THROTTLE_RATES": THROTTLE_RATES,
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["config.parsers.SafeJSONParser"],
@@ -154,17 +235,39 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
+    # Swagger UI from the app itself (drf-spectacular-sidecar), not a CDN.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
 }
 
 # --- Redis and Celery ------------------------------------------------------
 REDIS_URL = env_str("REDIS_URL")
+# Throttle counters are shared by every web process through Redis when there
+# is one; otherwise each process counts alone (a single machine).
+if REDIS_URL:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
 CELERY_TASK_ALWAYS_EAGER = False
 
 # --- Conversations ---------------------------------------------------------
 CONVERSATIONS_PAGE_SIZE = env_int("CONVERSATIONS_PAGE_SIZE", 50, minimum=1)
 
 # --- Email (outgoing mail of the host product) -------------------------------
-EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
+# Outside DEBUG the backend must be chosen: the console backend would print
+# confirmed mails (their bodies) to the server's output and report them sent.
+EMAIL_BACKEND = env_str("EMAIL_BACKEND")
+if not EMAIL_BACKEND:
+    if not DEBUG:
+        raise ImproperlyConfigured(
+            "EMAIL_BACKEND must be set when DEBUG is off (e.g. django.core.mail.backends.smtp.EmailBackend)."
+        )
+    EMAIL_BACKEND = "django.core.mail.backends.console.EmailBackend"
+EMAIL_HOST = env_str("EMAIL_HOST", "localhost")
+EMAIL_PORT = env_int("EMAIL_PORT", 25, minimum=1)
+EMAIL_HOST_USER = env_str("EMAIL_HOST_USER")
+EMAIL_HOST_PASSWORD = env_str("EMAIL_HOST_PASSWORD")
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", False)
+EMAIL_USE_SSL = env_bool("EMAIL_USE_SSL", False)
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "assistant@localhost")
 
 # JSON lines (ids, kinds, counts, durations; never conversation text) outside
@@ -193,6 +296,15 @@ ASSISTANT_ALLOW_US_PROCESSING = env_bool("ASSISTANT_ALLOW_US_PROCESSING", False)
 # Model options organizations may choose among (catalog ids, comma-separated);
 # empty: every option usable here (keys and residency rules).
 ASSISTANT_MODEL_OPTIONS = env_list("ASSISTANT_MODEL_OPTIONS", [])
+# Organizations' own provider keys are sealed under a key derived from this
+# secret (assistant/secrets.py), not from SECRET_KEY: rotating SECRET_KEY leaves
+# them readable. Rotate it with the fallbacks and `manage.py reseal_provider_keys`.
+ASSISTANT_KEYS_SECRET = env_str("ASSISTANT_KEYS_SECRET")
+if not ASSISTANT_KEYS_SECRET:
+    if not DEBUG:
+        raise ImproperlyConfigured("ASSISTANT_KEYS_SECRET must be set when DEBUG is off.")
+    ASSISTANT_KEYS_SECRET = "insecure-local-development-keys-secret"  # noqa: S105
+ASSISTANT_KEYS_SECRET_FALLBACKS = env_list("ASSISTANT_KEYS_SECRET_FALLBACKS", [])
 INFOMANIAK_AI_TOKEN = env_str("INFOMANIAK_AI_TOKEN")
 INFOMANIAK_AI_PRODUCT_ID = env_str("INFOMANIAK_AI_PRODUCT_ID")
 INFOMANIAK_AI_BASE_URL = env_str("INFOMANIAK_AI_BASE_URL")

@@ -2,6 +2,9 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+# /api/docs/ serves Swagger UI from the app (drf-spectacular-sidecar, settings'
+# SPECTACULAR_SETTINGS), under the site's Content-Security-Policy.
+
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),

@@ -49,6 +49,8 @@ class ConversationListView(MemberAPIView):
 
 
 class ConversationDetailView(MemberAPIView):
+    throttle_scopes = {"PUT": "uploads"}
+
     @extend_schema(parameters=[ORGANIZATION_PARAMETER], responses=ConversationSerializer)
     def get(self, request, conversation_id: str):
         thread_id = parse_conversation_id(conversation_id)

@@ -2,7 +2,7 @@ from django import forms
 from django.contrib import admin
 
 from organizations.access_log import staff_access_record
-from organizations.models import Membership, Organization, OrganizationChange, StaffAccess
+from organizations.models import ApiToken, Membership, Organization, OrganizationChange, StaffAccess
 from organizations.services import change_record, membership_lift, membership_suspend
 
 
@@ -110,6 +110,27 @@ class StaffAccessAdmin(admin.ModelAdmin):
         return False
 
     def has_delete_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(ApiToken)
+class ApiTokenAdmin(admin.ModelAdmin):
+    """Staff see who holds which token and may revoke one (delete); never the
+    token nor its first characters (`token_key`). The digest, the primary key,
+    appears in URLs: it can't be turned back into the token. Tokens are created
+    by their owner (tokens page, create_token)."""
+
+    list_display = ["public_id", "user", "organization", "name", "created", "expiry"]
+    list_filter = ["organization"]
+    list_select_related = ["user", "organization"]
+    search_fields = ["user__username", "organization__slug"]
+    fields = ["public_id", "user", "organization", "name", "created", "expiry"]
+    readonly_fields = fields
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
         return False
 
 

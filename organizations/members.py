@@ -51,6 +51,21 @@ def memberships_of(user) -> list[Membership]:
     return list(Membership.objects.filter(user=user).select_related("organization").order_by("organization__name"))
 
 
+def resolve_member_in(user, organization_id: int) -> Member:
+    """The verified membership of `user` in one organization, by id (a token's). One query.
+
+    A person who left that organization has, for this token, no organization at all.
+    Raises MembershipSuspended when that membership is suspended."""
+    if not getattr(user, "is_authenticated", False):
+        raise NoOrganization
+    membership = (
+        Membership.objects.filter(user=user, organization_id=organization_id).select_related("organization").first()
+    )
+    if membership is None:
+        raise NoOrganization
+    return _active_member(membership)
+
+
 def resolve_member(user, requested_slug: str | None) -> Member:
     """The verified membership of `user` in the organization named by `requested_slug`.
 

@@ -1,7 +1,10 @@
+import uuid
+
 from django.conf import settings
 from django.contrib.sessions.base_session import AbstractBaseSession
 from django.core.validators import MinValueValidator
 from django.db import models
+from knox.models import AbstractAuthToken
 
 
 class Organization(models.Model):
@@ -12,7 +15,9 @@ class Organization(models.Model):
     # The organization's model option (an id of assistant/providers.py's catalog);
     # empty: the deployment's ASSISTANT_MODEL. Checked against the allowed
     # options and the residency rules at every turn, not only when chosen.
-    model_option = models.CharField(max_length=100, blank=True, default="")
+    # db_default: rows written by code that predates the column (an older
+    # migration state, a process still running the old release) stay valid.
+    model_option = models.CharField(max_length=100, blank=True, default="", db_default="")
     # Monthly cap in credits for a member without a cap of their own; null: none.
     default_member_cap_credits = models.PositiveIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -37,7 +42,7 @@ class Membership(models.Model):
     monthly_cap_credits = models.PositiveIntegerField(null=True, blank=True)
     # A suspended member keeps their data but passes no guard (403 membership_suspended).
     suspended_at = models.DateTimeField(null=True, blank=True)
-    suspended_reason = models.CharField(max_length=300, blank=True, default="")
+    suspended_reason = models.CharField(max_length=300, blank=True, default="", db_default="")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -141,3 +146,22 @@ class PersonSession(AbstractBaseSession):
         from organizations.sessions import SessionStore
 
         return SessionStore
+
+
+class ApiToken(AbstractAuthToken):
+    """A person's API token (django-rest-knox): only its SHA-512 digest is stored,
+    it expires, and it acts in exactly one organization (KNOX_TOKEN_MODEL).
+
+    `public_id` names the token in the UI and its URLs: the digest is the primary
+    key and `token_key` is the start of the secret itself, so neither is shown.
+    """
+
+    public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="api_tokens")
+    name = models.CharField(max_length=80, blank=True)
+
+    class Meta:
+        ordering = ["-created"]
+
+    def __str__(self):
+        return f"{self.name or 'token'} of {self.user_id} in {self.organization_id}"

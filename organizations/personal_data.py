@@ -30,6 +30,7 @@ from django.utils import timezone
 
 from organizations.members import Member, member_from_membership
 from organizations.models import Membership, Organization, PersonSession
+from organizations.tokens import delete_tokens_of_user
 
 EXPORT_FORMAT = "assistant-personal-data/1"
 
@@ -175,15 +176,8 @@ def close_access(user) -> int:
     Returns the number of tokens deleted."""
     get_user_model().objects.filter(pk=user.pk, is_active=True).update(is_active=False)
     delete_sessions(user)
-    return delete_tokens(user)
+    return delete_tokens_of_user(user.pk)
 
 
 def delete_sessions(user) -> int:
     return PersonSession.objects.filter(user_id=user.pk).delete()[0]
-
-
-def delete_tokens(user) -> int:
-    """The person's API tokens (the one place that knows the token model)."""
-    from rest_framework.authtoken.models import Token
-
-    return Token.objects.filter(user_id=user.pk).delete()[0]

@@ -24,8 +24,12 @@ mkdir -p .run
 echo "== ruff"
 .venv/bin/ruff check .
 echo "== manage.py check, makemigrations --check"
-SECRET_KEY=ci-check $PY manage.py check --fail-level WARNING
-SECRET_KEY=ci-check $PY manage.py makemigrations --check --dry-run >/dev/null
+# Outside DEBUG the settings refuse to start without these (README, Configuration).
+CI_ENV=(SECRET_KEY=ci-check ASSISTANT_KEYS_SECRET=ci-check EMAIL_BACKEND=django.core.mail.backends.locmem.EmailBackend)
+env "${CI_ENV[@]}" $PY manage.py check --fail-level WARNING
+env "${CI_ENV[@]}" $PY manage.py makemigrations --check --dry-run >/dev/null
+echo "== manage.py check --deploy with the production settings of the README"
+scripts/deploy_check.sh
 
 echo "== pytest on SQLite"
 $PY -m pytest -q "$@"

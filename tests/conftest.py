@@ -6,11 +6,11 @@ from dataclasses import dataclass
 
 import pytest
 from django.contrib.auth import get_user_model
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from organizations.members import Member
 from organizations.models import Membership, Organization
+from organizations.tokens import create_token
 
 
 @dataclass
@@ -19,18 +19,19 @@ class Person:
     organization: Organization
     member: Member
     client: APIClient
+    token: str = ""  # the API token of `client` (hashed in the database; only this copy is clear)
 
 
 def make_person(username: str, organization: Organization, role: str = "member") -> Person:
     user = get_user_model().objects.create_user(username=username, password="pw-" + username)
     membership = Membership.objects.create(organization=organization, user=user, role=role)
-    token = Token.objects.create(user=user)
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
     member = Member(
         organization_id=organization.id, user_id=user.id, role=membership.role, organization_slug=organization.slug
     )
-    return Person(user=user, organization=organization, member=member, client=client)
+    _, token = create_token(member)
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {token}")
+    return Person(user=user, organization=organization, member=member, client=client, token=token)
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ Two layers, so that a mistake in one is caught by the other:
    iframe, img or event-handler attribute can survive; links may only be
    http(s) or mailto, absolute, and get `rel="noopener noreferrer nofollow"`.
 
-The pages also send a Content-Security-Policy (see views.py) as a third layer.
+The pages also send a Content-Security-Policy (config/settings.py) as a third layer.
 """
 
 from html import escape

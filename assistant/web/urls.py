@@ -1,6 +1,6 @@
 from django.urls import path
 
-from assistant.web import organization, views
+from assistant.web import organization, tokens, views
 
 urlpatterns = [
     path("", views.chat, name="web-chat"),
@@ -19,6 +19,9 @@ urlpatterns = [
     path("organization/members/<int:user_id>/suspend", organization.suspend, name="web-organization-suspend"),
     path("organization/members/<int:user_id>/restore", organization.restore, name="web-organization-restore"),
     path("organization/usage.csv", organization.usage_csv, name="web-organization-usage"),
+    path("tokens/", tokens.token_list, name="web-tokens"),
+    path("tokens/new", tokens.token_create, name="web-token-create"),
+    path("tokens/<uuid:public_id>/revoke", tokens.token_revoke, name="web-token-revoke"),
     path("login/", views.login, name="login"),
     path("logout/", views.logout, name="logout"),
 ]

@@ -2,6 +2,7 @@ import uuid
 from datetime import timedelta
 
 import pytest
+from rest_framework.test import APIClient
 
 from conversations.models import Message, Thread, ToolCall
 from organizations.models import Membership
@@ -320,18 +321,21 @@ def test_a_person_without_organization_gets_403_no_organization(owner):
 
 
 def test_a_person_in_two_organizations_sees_each_ones_conversations_under_its_header(owner, globex):
+    # The header chooses for a session; a token acts in its own organization (tests/organizations/test_tokens.py).
+    session = APIClient()
+    session.force_login(owner.user)
     in_acme = make_thread(owner, title="acme thread")
     Membership.objects.create(organization=globex, user=owner.user)
     in_globex = Thread.objects.create(
         organization=globex, user=owner.user, title="globex thread",
         created_at=BASE_TIME, updated_at=BASE_TIME, last_activity_at=BASE_TIME,
     )
-    acme_list = owner.client.get(LIST_URL, HTTP_X_ORGANIZATION="acme").json()
-    globex_list = owner.client.get(LIST_URL, HTTP_X_ORGANIZATION="globex").json()
+    acme_list = session.get(LIST_URL, HTTP_X_ORGANIZATION="acme").json()
+    globex_list = session.get(LIST_URL, HTTP_X_ORGANIZATION="globex").json()
     assert [t["id"] for t in acme_list["results"]] == [str(in_acme.id)]
     assert [t["id"] for t in globex_list["results"]] == [str(in_globex.id)]
-    assert owner.client.get(detail_url(in_globex.id), HTTP_X_ORGANIZATION="acme").status_code == 404
-    response = owner.client.get(LIST_URL)
+    assert session.get(detail_url(in_globex.id), HTTP_X_ORGANIZATION="acme").status_code == 404
+    response = session.get(LIST_URL)
     assert response.status_code == 400
     assert response.json()["code"] == "organization_required"
 

@@ -6,7 +6,6 @@ import uuid
 from datetime import timedelta
 
 import pytest
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from conversations.models import Message, ToolCall
@@ -21,7 +20,7 @@ DEVICES = 6
 def test_concurrent_reuploads_leave_exactly_the_newest_version(owner):
     base = stored_conversation()
     assert owner.client.put(detail_url(base["id"]), base, format="json").status_code == 200
-    token = Token.objects.get(user=owner.user).key
+    token = owner.token
     versions = []
     for device in range(DEVICES):
         # Each device reorders, edits and adds: the versions disagree on every row.
@@ -34,7 +33,7 @@ def test_concurrent_reuploads_leave_exactly_the_newest_version(owner):
 
     def upload(index: int) -> int:
         client = APIClient()  # one client per thread
-        client.credentials(HTTP_AUTHORIZATION=f"Token {token}")
+        client.credentials(HTTP_AUTHORIZATION=f"Bearer {token}")
         return client.put(detail_url(base["id"]), versions[index], format="json").status_code
 
     assert race(DEVICES, upload) == [200] * DEVICES

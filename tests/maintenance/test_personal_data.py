@@ -9,7 +9,7 @@ import pytest
 from django.contrib.auth import SESSION_KEY, get_user_model
 from django.test import Client
 from django.utils import timezone
-from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
 
 from assistant import maintenance
 from assistant.loop import run_turn
@@ -18,7 +18,7 @@ from assistant.models import ActionCard, Erasure, ProviderKey, Turn
 from assistant.secrets import key_hint, seal_secret
 from conversations.models import Message, Thread, ToolCall
 from credits.models import CreditAccount, LedgerEntry
-from organizations.models import Membership, PersonSession
+from organizations.models import ApiToken, Membership, PersonSession
 from organizations.personal_data import erase_user, export_user
 from tests.fakes.scripted import ScriptedClient, call, say
 from tests.maintenance.conftest import queued_turn, running_turn
@@ -51,7 +51,7 @@ def populate(person, tag: str, provider: str = "infomaniak") -> None:
            say("Card ready."))
     key = f"sk-{tag}-0123456789abcdef"
     ProviderKey.objects.create(organization=org, provider=provider, created_by=user,
-                               sealed=seal_secret(key, org.id), hint=key_hint(key))
+                               sealed=seal_secret(key, org.id, provider), hint=key_hint(key))
 
 
 def rows_of(person) -> dict[str, int]:
@@ -152,9 +152,11 @@ def test_colleague_and_outsider_export_only_their_own_and_anonymous_gets_401(own
 def test_the_export_is_of_the_active_organization_only(owner, globex):
     Membership.objects.create(organization=globex, user=owner.user)
     populate(owner, "olivia")
-    response = owner.client.get("/api/me/export", HTTP_X_ORGANIZATION="globex")
+    session = APIClient()  # the header chooses for a session; a token acts in its own organization
+    session.force_login(owner.user)
+    response = session.get("/api/me/export", HTTP_X_ORGANIZATION="globex")
     assert response.status_code == 200 and response.json()["notes"] == []
-    assert owner.client.get("/api/me/export").json()["code"] == "organization_required"
+    assert session.get("/api/me/export").json()["code"] == "organization_required"
 
 
 # --- Erasure --------------------------------------------------------------------------
@@ -190,7 +192,7 @@ def test_erasure_runs_in_batches_keeps_costs_and_leaves_a_colleague_untouched(ow
     assert not User.objects.filter(username="olivia").exists()
     assert rows_of(owner) == dict.fromkeys(owner_rows, 0)
     assert not Membership.objects.filter(user_id=owner.user.id).exists()
-    assert not Token.objects.filter(user_id=owner.user.id).exists()
+    assert not ApiToken.objects.filter(user_id=owner.user.id).exists()
     # …but accounting keeps every cost, without the person.
     assert dict(Turn.objects.filter(id__in=owner_turns).values_list("id", "cost_micros")) == owner_turns
     assert not Turn.objects.filter(id__in=owner_turns, user__isnull=False).exists()
@@ -317,8 +319,8 @@ def test_starting_an_erasure_deletes_the_persons_sessions_and_tokens_only(owner,
 
     assert not PersonSession.objects.filter(user_id=owner.user.pk).exists()
     assert PersonSession.objects.filter(user_id=colleague.user.pk).count() == 1
-    assert not Token.objects.filter(user_id=owner.user.pk).exists()
-    assert Token.objects.filter(user_id=colleague.user.pk).exists()
+    assert not ApiToken.objects.filter(user_id=owner.user.pk).exists()
+    assert ApiToken.objects.filter(user_id=colleague.user.pk).exists()
     assert browsers[0].get("/data/").status_code == 302  # signed out
     assert browsers[2].get("/data/").status_code == 200
 

@@ -7,7 +7,6 @@ import io
 
 import pytest
 from django.core.management import CommandError, call_command
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from assistant.clients.base import Usage
@@ -104,11 +103,11 @@ def test_one_person_in_eight_conversations_at_once_gets_exactly_the_turns_the_ca
     settings.CREDITS_RESERVATION = RESERVATION_CREDITS
     person = make_person("racer", acme)
     set_cap(person, COVERED * RESERVATION_CREDITS)
-    token = Token.objects.get(user=person.user).key
+    token = person.token
 
     def press_send(index: int) -> int:
         client = APIClient()  # one client (and connection) per thread
-        client.credentials(HTTP_AUTHORIZATION=f"Token {token}")
+        client.credentials(HTTP_AUTHORIZATION=f"Bearer {token}")
         return client.post("/api/chat", {"message": f"conversation {index}"}, format="json").status_code
 
     statuses = race(CONVERSATIONS, press_send)

@@ -6,6 +6,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 from django.utils import timezone
+from rest_framework.test import APIClient
 
 from assistant.clients.base import Usage
 from assistant.loop import TurnRunner, run_turn
@@ -52,11 +53,23 @@ def test_a_suspended_members_api_requests_get_403_membership_suspended(owner, co
 def test_the_suspension_is_per_organization(owner, globex):
     Membership.objects.create(organization=globex, user=owner.user)
     suspend(owner)
+    session = APIClient()  # a session names its organization in the header
+    session.force_login(owner.user)
 
-    in_globex = owner.client.get("/api/conversations", HTTP_X_ORGANIZATION="globex")
-    in_acme = owner.client.get("/api/conversations", HTTP_X_ORGANIZATION="acme")
+    in_globex = session.get("/api/conversations", HTTP_X_ORGANIZATION="globex")
+    in_acme = session.get("/api/conversations", HTTP_X_ORGANIZATION="acme")
 
     assert (in_globex.status_code, in_acme.status_code) == (200, 403)
+    assert in_acme.json() == SUSPENDED
+
+
+def test_a_token_of_a_suspended_membership_is_refused_too(owner, globex):
+    Membership.objects.create(organization=globex, user=owner.user)
+    suspend(owner)  # in Acme, the token's organization
+
+    response = owner.client.get("/api/conversations")
+
+    assert (response.status_code, response.json()) == (403, SUSPENDED)
 
 
 def test_the_guard_itself_refuses_so_every_door_inherits_it(owner):

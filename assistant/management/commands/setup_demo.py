@@ -1,8 +1,9 @@
 """`make run`: create, once, a demo organization with a demo login and a staff login."""
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
 from assistant.providers import selected_option
@@ -17,6 +18,9 @@ class Command(BaseCommand):
     help = "Create the demo organization, a demo person and a staff login (idempotent)."
 
     def handle(self, *args, **options):
+        if not settings.DEBUG:
+            # It creates a staff login with a published password: never on a real deployment.
+            raise CommandError("setup_demo runs only with DEBUG on (it creates admin / admin-password).")
         with transaction.atomic():
             organization, _ = Organization.objects.get_or_create(
                 slug=DEMO_ORGANIZATION, defaults={"name": "Demo organization", "monthly_credits": 1000}

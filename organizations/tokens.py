@@ -1,0 +1,108 @@
+"""API tokens (django-rest-knox, model `ApiToken`): hashed, expiring, and bound
+to one organization.
+
+Only the SHA-512 digest of a token is stored; the token itself is returned
+once, at creation. `Authorization: Bearer …` and `Authorization: Token …` are
+both accepted. A token acts in its own organization only (organizations/api.py).
+"""
+
+from datetime import timedelta
+from uuid import UUID
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.db import transaction
+from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
+from drf_spectacular.plumbing import build_bearer_security_scheme_object
+from knox.auth import TokenAuthentication
+from rest_framework import exceptions
+from rest_framework.authentication import get_authorization_header
+
+from organizations.members import Member
+from organizations.models import ApiToken
+
+ACCEPTED_PREFIXES = (b"bearer", b"token")
+MAX_TOKEN_DAYS = 366
+# Live tokens one person may hold in one organization: enough for every
+# script, few enough that a page can't be used to fill the table.
+MAX_TOKENS_PER_PERSON = 20
+
+
+class TooManyTokens(Exception):
+    """The person already holds MAX_TOKENS_PER_PERSON live tokens in this organization."""
+
+
+class TokenNotFound(Exception):
+    """No such token among the person's tokens in this organization."""
+
+
+class OrganizationTokenAuthentication(TokenAuthentication):
+    """knox's authentication with both header prefixes, one query per request."""
+
+    def authenticate(self, request):
+        parts = get_authorization_header(request).split()
+        if not parts or parts[0].lower() not in ACCEPTED_PREFIXES:
+            return None  # another scheme, or none: the session may authenticate
+        if len(parts) != 2:
+            raise exceptions.AuthenticationFailed(_("Invalid token header: expected one token after the scheme."))
+        return self.authenticate_credentials(parts[1])
+
+    def authenticate_header(self, request):
+        return "Bearer"
+
+    def _cleanup_token(self, auth_token) -> bool:
+        # knox also walks every other token of the person on each request; an
+        # expired token is refused (and deleted) here, the others when used.
+        if auth_token.expiry is not None and auth_token.expiry < timezone.now():
+            auth_token.delete()
+            return True
+        return False
+
+
+class OrganizationTokenScheme(OpenApiAuthenticationExtension):
+    """The schema's security scheme for it (`Authorization: Bearer …`)."""
+
+    target_class = OrganizationTokenAuthentication
+    name = "bearerToken"
+
+    def get_security_definition(self, auto_schema):
+        return build_bearer_security_scheme_object(header_name="Authorization", token_prefix="Bearer")  # noqa: S106
+
+
+def create_token(member: Member, *, days: int | None = None, name: str = "") -> tuple[ApiToken, str]:
+    """A new token of the member's person in the member's organization.
+    Returns (the row, the token itself — shown once, never stored)."""
+    days = settings.API_TOKEN_DAYS if days is None else days
+    if not 1 <= days <= MAX_TOKEN_DAYS:
+        raise ValueError(f"A token lives from 1 to {MAX_TOKEN_DAYS} days, not {days}.")
+    # Not locked: two creations at once may pass the cap by one, which is harmless.
+    if len(tokens_of(member)) >= MAX_TOKENS_PER_PERSON:
+        raise TooManyTokens
+    user = get_user_model().objects.get(pk=member.user_id)
+    return ApiToken.objects.create(user, timedelta(days=days), organization_id=member.organization_id, name=name[:80])
+
+
+def tokens_of(member: Member) -> list[ApiToken]:
+    """The person's live tokens in this organization, newest first."""
+    return list(
+        ApiToken.objects.filter(
+            user_id=member.user_id, organization_id=member.organization_id, expiry__gt=timezone.now()
+        ).order_by("-created")
+    )
+
+
+def revoke_token(member: Member, public_id: UUID) -> None:
+    """Delete one of the person's tokens in this organization; anyone else's is not found."""
+    with transaction.atomic():
+        deleted, _ = ApiToken.objects.filter(
+            public_id=public_id, user_id=member.user_id, organization_id=member.organization_id
+        ).delete()
+    if not deleted:
+        raise TokenNotFound
+
+
+def delete_tokens_of_user(user_id: int) -> int:
+    """Every API token of the person, in every organization (erasure). Returns how many."""
+    return ApiToken.objects.filter(user_id=user_id).delete()[0]
