@@ -10,8 +10,10 @@ class MembershipInline(admin.TabularInline):
     model = Membership
     extra = 0
     autocomplete_fields = ["user"]
+    # Caps and suspensions are changed on the membership's own page, where
+    # each change goes through the services that record it.
     fields = ["user", "role", "monthly_cap_credits", "suspended_at"]
-    readonly_fields = ["suspended_at"]
+    readonly_fields = ["monthly_cap_credits", "suspended_at"]
 
 
 class OrganizationChangeInline(admin.TabularInline):
@@ -34,6 +36,16 @@ class OrganizationAdmin(admin.ModelAdmin):
     search_fields = ["name", "slug"]
     prepopulated_fields = {"slug": ["name"]}
     inlines = [MembershipInline, OrganizationChangeInline]
+    # The model is checked against the catalog and the residency rules, which
+    # this app can't import: its admins choose it on the organization page.
+    readonly_fields = ["model_option"]
+
+    def save_model(self, request, obj, form, change):
+        super().save_model(request, obj, form, change)
+        if change and "default_member_cap_credits" in form.changed_data:
+            cap = obj.default_member_cap_credits
+            change_record(organization_id=obj.pk, actor_id=request.user.pk, action="default_cap",
+                          detail="no cap" if cap is None else f"{cap} credits")
 
 
 class MembershipForm(forms.ModelForm):
@@ -78,8 +90,9 @@ class MembershipAdmin(admin.ModelAdmin):
         elif was_suspended and not suspend:
             membership_lift(membership=obj, actor_id=request.user.pk)
         if change and "monthly_cap_credits" in form.changed_data:
+            cap = obj.monthly_cap_credits
             change_record(organization_id=obj.organization_id, actor_id=request.user.pk, action="member_cap",
-                          detail=f"{obj.user.username}: {obj.monthly_cap_credits} credits")
+                          detail=f"{obj.user.username}: {'no cap' if cap is None else f'{cap} credits'}")
 
 
 @admin.register(StaffAccess)

@@ -143,3 +143,20 @@ def test_set_member_cap_refuses_bad_input(owner, globex, arguments, message):
     with pytest.raises(CommandError, match=message):
         call_command("set_member_cap", *arguments)
     assert Membership.objects.get(user=owner.user).monthly_cap_credits is None
+
+
+def test_staff_set_caps_in_the_admin_and_the_change_is_recorded(owner, acme):
+    from django.contrib.auth import get_user_model
+
+    from tests.admin.conftest import logged_in
+
+    staff = logged_in(get_user_model().objects.create_superuser("root", "root@example.com", "pw-root"))
+    membership = Membership.objects.get(user=owner.user)
+    form = {"user": owner.user.pk, "organization": acme.pk, "role": "member", "monthly_cap_credits": "7",
+            "suspended_reason": ""}
+
+    assert staff.post(f"/admin/organizations/membership/{membership.pk}/change/", form).status_code == 302
+
+    assert Membership.objects.get(user=owner.user).monthly_cap_credits == 7
+    change = OrganizationChange.objects.get()
+    assert (change.action, change.detail, change.actor_username) == ("member_cap", "olivia: 7 credits", "root")
