@@ -28,7 +28,7 @@ from assistant.clients.base import (
     ToolCallEvent,
     Usage,
 )
-from assistant.history import history_bytes, load_context, request_token_bound
+from assistant.history import history_bytes, in_window, load_context, request_token_bound, uses_window
 from assistant.models import Turn
 from assistant.org_models import DEPLOYMENT, turn_client
 from assistant.pacing import PAUSE, paced
@@ -120,7 +120,8 @@ def run_turn(turn_id: UUID, *, client: ModelClient | None = None, clock: Callabl
     if not claim_turn(turn_id):
         logger.info("turn_not_claimed", extra={"turn_id": str(turn_id)})
         return None
-    turn = Turn.objects.get(id=turn_id)
+    # With its thread: whether the history is windowed (continuous) is read once.
+    turn = Turn.objects.select_related("thread").get(id=turn_id)
     started = clock()
     runner = None
     try:
@@ -345,9 +346,12 @@ class TurnRunner:
             context = load_context(self.turn.thread_id)
             history = context.items
             # The guard follows what the model is about to see: every tool
-            # result in the history, from this turn or any earlier one.
+            # result in the history, from this turn or any earlier one (for a
+            # windowed conversation, older ones too: the safe side).
             self.taint = taint_union(self.taint, context.taint)
-            if history_bytes(history) > settings.ASSISTANT_HISTORY_BYTES:
+            if uses_window(self.turn.thread.continuous):
+                history = in_window(history)
+            elif history_bytes(history) > settings.ASSISTANT_HISTORY_BYTES:
                 raise TurnStopped(Turn.FailureKind.BOUNDS, bounds_notice("the conversation is full"))
             request = ModelRequest(
                 system=SYSTEM_PROMPT, history=history, tools=self.tool_specs,

@@ -25,6 +25,9 @@ app.conf.beat_schedule = {
     "continue-erasures": {
         "task": "assistant.continue_erasures", "schedule": 5 * MINUTE, "options": {"expires": 5 * MINUTE},
     },
+    "purge-telegram-updates": {
+        "task": "telegram.purge_received_updates", "schedule": 60 * MINUTE, "options": {"expires": 60 * MINUTE},
+    },
     "purge-idle-threads": {
         "task": "assistant.purge_idle_threads", "schedule": 60 * MINUTE, "options": {"expires": 60 * MINUTE},
     },

@@ -4,6 +4,7 @@ Every variable is listed in the README. Production (DEBUG off) refuses to start
 without SECRET_KEY, ASSISTANT_KEYS_SECRET and an explicit EMAIL_BACKEND.
 """
 
+import re
 from datetime import timedelta
 from pathlib import Path
 
@@ -47,6 +48,7 @@ INSTALLED_APPS = [
     "credits",
     "assistant",
     "workspace",
+    "surfaces.telegram",
 ]
 
 MIDDLEWARE = [
@@ -281,6 +283,8 @@ LOGGING = {
     },
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "readable" if DEBUG else "json"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
+    # httpx logs every request's URL, and a Telegram Bot API URL carries the bot's token.
+    "loggers": {"httpx": {"level": "WARNING"}},
 }
 
 # --- Credits ---------------------------------------------------------------
@@ -318,6 +322,11 @@ ASSISTANT_MAX_TOOL_CALLS_PER_STEP = env_int("ASSISTANT_MAX_TOOL_CALLS_PER_STEP",
 ASSISTANT_TURN_SECONDS = env_int("ASSISTANT_TURN_SECONDS", 8 * 60, minimum=1)
 ASSISTANT_TOOL_RESULT_CHARS = env_int("ASSISTANT_TOOL_RESULT_CHARS", 20_000, minimum=100)
 ASSISTANT_HISTORY_BYTES = env_int("ASSISTANT_HISTORY_BYTES", 700_000, minimum=1000)
+# Continuous conversations (Telegram) are never full: the model gets the most
+# recent messages that fit ASSISTANT_HISTORY_BYTES, at least this many.
+HISTORY_WINDOW = env_int("HISTORY_WINDOW", 20, minimum=1)
+# Browser conversations too (off: they become full at the bound, as designed).
+HISTORY_WINDOW_EVERYWHERE = env_bool("HISTORY_WINDOW_EVERYWHERE", False)
 ASSISTANT_MAX_OUTPUT_TOKENS = env_int("ASSISTANT_MAX_OUTPUT_TOKENS", 4096, minimum=1)
 # The most one turn may cost (credits), whatever the balance: the loop stops
 # before a model call whose upper bound would take the turn past it.
@@ -380,3 +389,21 @@ ASSISTANT_TRIFECTA = env_str("ASSISTANT_TRIFECTA", "warn")
 if ASSISTANT_TRIFECTA not in ("warn", "block"):
     raise ImproperlyConfigured("ASSISTANT_TRIFECTA must be 'warn' or 'block'.")
 ASSISTANT_CARD_LIFETIME_SECONDS = env_int("ASSISTANT_CARD_LIFETIME_SECONDS", 24 * 3600, minimum=60)
+
+# --- Telegram (surfaces/telegram/) -------------------------------------------
+# The surface is off (the webhook answers 404) while the token is empty.
+TELEGRAM_BOT_TOKEN = env_str("TELEGRAM_BOT_TOKEN")
+# Telegram sends it in X-Telegram-Bot-Api-Secret-Token; required with a token.
+TELEGRAM_WEBHOOK_SECRET = env_str("TELEGRAM_WEBHOOK_SECRET")
+if TELEGRAM_BOT_TOKEN and not re.fullmatch(r"[A-Za-z0-9_-]{16,256}", TELEGRAM_WEBHOOK_SECRET):
+    # What setWebhook accepts as secret_token, and long enough not to be guessed.
+    raise ImproperlyConfigured("TELEGRAM_WEBHOOK_SECRET must be 16-256 characters of A-Z a-z 0-9 _ - "
+                               "when TELEGRAM_BOT_TOKEN is set.")
+# The bot's methods are at {base}/bot{token}/{method} (a proxy, or a fake in tests).
+TELEGRAM_API_BASE_URL = env_str("TELEGRAM_API_BASE_URL", "https://api.telegram.org").rstrip("/")
+# The bot's @username, for the deep link https://t.me/<bot>?start=<code>.
+TELEGRAM_BOT_USERNAME = env_str("TELEGRAM_BOT_USERNAME")
+# Minutes a linking code stays valid.
+TELEGRAM_LINK_CODE_MINUTES = env_int("TELEGRAM_LINK_CODE_MINUTES", 10, minimum=1)
+# Milliseconds between two edits of a streamed reply (Telegram allows about one a second per chat).
+TELEGRAM_EDIT_INTERVAL_MS = env_int("TELEGRAM_EDIT_INTERVAL_MS", 1000, minimum=100)

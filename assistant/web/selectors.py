@@ -32,6 +32,7 @@ class SidebarItem:
     updated_at: datetime
     when: str
     responding: bool
+    surface: str = ""  # "telegram": the sidebar marks it
 
 
 @dataclass
@@ -57,7 +58,7 @@ def sidebar(member: Member, *, pages: int = 1, now: datetime | None = None) -> S
     now = now or timezone.now()
     limit = max(1, pages) * SIDEBAR_PAGE
     threads = list(
-        conversation_selectors.thread_list(member).only("id", "title", "updated_at", "status")[: limit + 1]
+        conversation_selectors.thread_list(member).only("id", "title", "updated_at", "status", "surface")[: limit + 1]
     )
     items = [
         SidebarItem(
@@ -66,6 +67,7 @@ def sidebar(member: Member, *, pages: int = 1, now: datetime | None = None) -> S
             updated_at=thread.updated_at,
             when=presenters.relative_date(thread.updated_at, now),
             responding=thread.status == Thread.Status.RESPONDING,
+            surface=thread.surface,
         )
         for thread in threads[:limit]
     ]
