@@ -63,7 +63,7 @@ def resolve_member_in(user, organization_id: int) -> Member:
     )
     if membership is None:
         raise NoOrganization
-    return _active_member(membership)
+    return member_if_active(membership)
 
 
 def resolve_member(user, requested_slug: str | None) -> Member:
@@ -82,19 +82,19 @@ def resolve_member(user, requested_slug: str | None) -> Member:
         )
         if membership is None:
             raise OrganizationNotFound
-        return _active_member(membership)
+        return member_if_active(membership)
     memberships = list(Membership.objects.filter(user=user).select_related("organization")[:2])
     if not memberships:
         raise NoOrganization
     if len(memberships) > 1:
         raise OrganizationRequired
-    return _active_member(memberships[0])
+    return member_if_active(memberships[0])
 
 
-def _active_member(membership: Membership) -> Member:
+def member_if_active(membership: Membership) -> Member:
     """The door every request passes (API, browser, MCP, Telegram): a suspended
-    membership opens nothing. Staff exports still read the person's data
-    through `member_from_membership`."""
+    membership opens nothing (MembershipSuspended). Staff exports still read
+    the person's data through `member_from_membership`."""
     if membership.is_suspended:
         raise MembershipSuspended
     return member_from_membership(membership)
