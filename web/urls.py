@@ -1,6 +1,6 @@
 from django.urls import path
 
-from assistant.web import organization, tokens, views
+from web import organization, tokens, views
 
 urlpatterns = [
     path("", views.chat, name="web-chat"),

@@ -24,8 +24,6 @@ from assistant.org_models import (
     provider_key_remove,
     provider_key_save,
 )
-from assistant.web.members import member_required
-from assistant.web.views import shell_context, with_csp
 from credits.money import credits_from_micros, current_month
 from organizations.members import Member
 from organizations.models import Membership, Organization, OrganizationChange
@@ -36,6 +34,8 @@ from organizations.services import (
     member_restore,
     member_suspend,
 )
+from web.members import member_required
+from web.views import shell_context, with_csp
 
 CHANGES_SHOWN = 50
 

@@ -17,12 +17,12 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from assistant.org_models import option_for_choice
 from assistant.proposals import TRIFECTA_WARNING
-from assistant.web import selectors
-from assistant.web.members import member_required
 from conversations.selectors import ConversationNotFound
 from credits.selectors import credits_summary
 from organizations.api import SESSION_ORGANIZATION_KEY
 from organizations.members import memberships_of
+from web import selectors
+from web.members import member_required
 
 EXAMPLES = [
     "Search my notes for budget",
