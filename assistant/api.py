@@ -4,6 +4,7 @@ import json
 from uuid import UUID
 
 from django.core.exceptions import ImproperlyConfigured
+from django.core.validators import RegexValidator
 from django.http import StreamingHttpResponse
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import renderers, serializers, status
@@ -11,7 +12,9 @@ from rest_framework.response import Response
 from sse_starlette.event import ServerSentEvent
 
 from assistant import chat, progress, selectors
+from assistant.models import Turn
 from config.api_errors import ApiError, bad_request, conflict, not_found
+from config.openapi import errors
 from config.serializers import StrictCharField, StrictSerializer, StrictUUIDField, parse_uuid
 from conversations.api import BUSY
 from conversations.models import Message
@@ -23,14 +26,24 @@ from organizations.api import ORGANIZATION_PARAMETER, MemberAPIView
 FULL = "This conversation is full: start a new conversation to go on."
 
 
-class ChatRequestSerializer(StrictSerializer):
-    message = StrictCharField(max_length=100_000, trim_whitespace=False)
-    conversationId = StrictUUIDField(required=False, allow_null=True)  # noqa: N815
+# Whitespace as str.isspace() has it, spelled out: regex engines disagree on
+# what `\s` covers (Python's includes U+001C–U+001F and U+0085, ECMAScript's
+# U+FEFF), and a client must refuse exactly what the server refuses.
+WHITESPACE = r"\t\n\u000b\f\r \u001c-\u001f\u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
+NOT_BLANK_WITHOUT_NUL = rf"^[{WHITESPACE}]*[^{WHITESPACE}\u0000][^\u0000]*$"
 
-    def validate_message(self, value):
-        if not value.strip():
-            raise serializers.ValidationError("The message is empty.")
-        return value
+
+class ChatRequestSerializer(StrictSerializer):
+    # At least one character that is not whitespace, and no NUL (which the
+    # database can't store). The pattern is the check itself, so the schema says
+    # exactly what is refused; it runs in linear time (its parts don't overlap).
+    message = StrictCharField(
+        max_length=100_000, trim_whitespace=False,
+        validators=[RegexValidator(NOT_BLANK_WITHOUT_NUL, message="The message is empty.")],
+    )
+    conversationId = StrictUUIDField(  # noqa: N815
+        required=False, allow_null=True, help_text="Omitted or null: a new conversation is created."
+    )
 
 
 ChatResponse = inline_serializer("ChatAccepted", {
@@ -41,7 +54,14 @@ ChatResponse = inline_serializer("ChatAccepted", {
 class ChatView(MemberAPIView):
     throttle_scopes = {"POST": "chat"}
 
-    @extend_schema(parameters=[ORGANIZATION_PARAMETER], request=ChatRequestSerializer, responses={202: ChatResponse})
+    @extend_schema(
+        operation_id="chat", parameters=[ORGANIZATION_PARAMETER], request=ChatRequestSerializer,
+        responses={202: ChatResponse},
+        extensions=errors(
+            "credits_exhausted", "not_found", "conversation_busy", "conversation_full", "queue_unavailable",
+            "model_unavailable",
+        ),
+    )
     def post(self, request):
         serializer = ChatRequestSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
@@ -84,15 +104,21 @@ def parse_turn_id(raw: str) -> UUID:
 
 
 TurnResponse = inline_serializer("TurnStatus", {
-    "id": serializers.UUIDField(), "conversationId": serializers.UUIDField(), "status": serializers.CharField(),
-    "failureKind": serializers.CharField(allow_null=True), "steps": serializers.IntegerField(),
+    "id": serializers.UUIDField(),
+    "conversationId": serializers.UUIDField(allow_null=True, help_text="Null once the conversation is deleted."),
+    "status": serializers.ChoiceField(choices=Turn.Status.choices),
+    "failureKind": serializers.ChoiceField(choices=Turn.FailureKind.choices, allow_null=True),
+    "steps": serializers.IntegerField(),
     "messageIds": serializers.ListField(child=serializers.UUIDField()),
     "costMicros": serializers.IntegerField(), "reservedMicros": serializers.IntegerField(),
 })
 
 
 class TurnView(MemberAPIView):
-    @extend_schema(parameters=[ORGANIZATION_PARAMETER], responses=TurnResponse)
+    @extend_schema(
+        operation_id="turn_get", parameters=[ORGANIZATION_PARAMETER], responses=TurnResponse,
+        extensions=errors("not_found"),
+    )
     def get(self, request, turn_id: str):
         turn = turn_or_404(self.member, turn_id)
         message_ids = Message.objects.filter(turn_id=turn.id).order_by("seq").values_list("client_id", flat=True)
@@ -124,7 +150,12 @@ class EventStreamRenderer(renderers.BaseRenderer):
 class TurnEventsView(MemberAPIView):
     renderer_classes = [renderers.JSONRenderer, EventStreamRenderer]
 
-    @extend_schema(parameters=[ORGANIZATION_PARAMETER], responses={(200, "text/event-stream"): str})
+    @extend_schema(
+        operation_id="turn_events", parameters=[ORGANIZATION_PARAMETER],
+        responses={(200, "text/event-stream"): str}, extensions=errors("not_found"),
+        description="Server-Sent Events of the turn's progress (`text`, `tool_call_started`, `tool_call_finished`, "
+        "`card_proposed`, `turn_ended`); `Last-Event-ID` resumes. The stream stays open until the turn ends.",
+    )
     def get(self, request, turn_id: str):
         turn = turn_or_404(self.member, turn_id)
         response = StreamingHttpResponse(sse_body(turn), content_type="text/event-stream")

@@ -1,15 +1,16 @@
 from django.urls import path
 
+import config.converters  # noqa: F401  (registers the api_id path converter)
 from assistant.api import ChatView, TurnEventsView, TurnView
 from assistant.cards_api import CardCancelView, CardConfirmView, CardView
 from assistant.me_api import MyExportView
 
 urlpatterns = [
     path("chat", ChatView.as_view(), name="api-chat"),
-    path("turns/<str:turn_id>", TurnView.as_view(), name="turn-detail"),
-    path("turns/<str:turn_id>/events", TurnEventsView.as_view(), name="turn-events"),
-    path("cards/<str:card_id>", CardView.as_view(), name="card-detail"),
-    path("cards/<str:card_id>/confirm", CardConfirmView.as_view(), name="card-confirm"),
-    path("cards/<str:card_id>/cancel", CardCancelView.as_view(), name="card-cancel"),
+    path("turns/<api_id:turn_id>", TurnView.as_view(), name="turn-detail"),
+    path("turns/<api_id:turn_id>/events", TurnEventsView.as_view(), name="turn-events"),
+    path("cards/<api_id:card_id>", CardView.as_view(), name="card-detail"),
+    path("cards/<api_id:card_id>/confirm", CardConfirmView.as_view(), name="card-confirm"),
+    path("cards/<api_id:card_id>/cancel", CardCancelView.as_view(), name="card-cancel"),
     path("me/export", MyExportView.as_view(), name="me-export"),
 ]

@@ -22,6 +22,9 @@ app.conf.beat_schedule = {
         "task": "assistant.sweep_queued_turns", "schedule": MINUTE, "options": {"expires": MINUTE},
     },
     "expire-cards": {"task": "assistant.expire_cards", "schedule": 5 * MINUTE, "options": {"expires": 5 * MINUTE}},
+    "sweep-interrupted-cards": {
+        "task": "assistant.sweep_interrupted_cards", "schedule": 5 * MINUTE, "options": {"expires": 5 * MINUTE},
+    },
     "continue-erasures": {
         "task": "assistant.continue_erasures", "schedule": 5 * MINUTE, "options": {"expires": 5 * MINUTE},
     },

@@ -226,7 +226,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["config.parsers.SafeJSONParser"],
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "config.openapi.ApiAutoSchema",
     "EXCEPTION_HANDLER": "config.api_errors.api_exception_handler",
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
 }
@@ -242,6 +242,19 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # Path ids are parsed by the views (a malformed one: 400 `invalid_id`); see config/converters.py.
+    "PATH_CONVERTER_OVERRIDES": {"api_id": {"type": "string", "format": "uuid"}},
+    # One stable name per status set (several components have a `status`).
+    "ENUM_NAME_OVERRIDES": {
+        "ConversationStatusEnum": "conversations.models.Thread.Status",
+        "MessageStatusEnum": "conversations.models.Message.Status",
+        "TurnStatusEnum": "assistant.models.Turn.Status",
+        "ActionCardStatusEnum": "assistant.models.ActionCard.Status",
+    },
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "config.openapi.postprocess_links",
+    ],
 }
 
 # --- Redis and Celery ------------------------------------------------------
@@ -390,6 +403,10 @@ ASSISTANT_TRIFECTA = env_str("ASSISTANT_TRIFECTA", "warn")
 if ASSISTANT_TRIFECTA not in ("warn", "block"):
     raise ImproperlyConfigured("ASSISTANT_TRIFECTA must be 'warn' or 'block'.")
 ASSISTANT_CARD_LIFETIME_SECONDS = env_int("ASSISTANT_CARD_LIFETIME_SECONDS", 24 * 3600, minimum=60)
+# A confirmed card with no recorded outcome this long after the click was cut
+# short (its process died): it becomes `outcome_unknown`, never retried. Above
+# any request timeout, so an action still running is not declared lost.
+ASSISTANT_CARD_OUTCOME_TIMEOUT_SECONDS = env_int("ASSISTANT_CARD_OUTCOME_TIMEOUT_SECONDS", 900, minimum=60)
 
 # --- Telegram (surfaces/telegram/) -------------------------------------------
 # The surface is off (the webhook answers 404) while the token is empty.
