@@ -58,8 +58,8 @@ class ChatView(MemberAPIView):
         operation_id="chat", parameters=[ORGANIZATION_PARAMETER], request=ChatRequestSerializer,
         responses={202: ChatResponse},
         extensions=errors(
-            "credits_exhausted", "not_found", "conversation_busy", "conversation_full", "queue_unavailable",
-            "model_unavailable",
+            "credits_exhausted", "member_cap_reached", "not_found", "conversation_busy", "conversation_full",
+            "queue_unavailable", "model_unavailable",
         ),
     )
     def post(self, request):
