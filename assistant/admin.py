@@ -18,13 +18,14 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db.models import Q
 from django.http import HttpResponse, HttpResponseRedirect
-from django.urls import reverse
+from django.urls import path, reverse
 from django.utils import timezone
 from django.utils.html import format_html
 
+from assistant.admin_exports import exports_view
 from assistant.maintenance import erasure_start
 from assistant.models import ActionCard, Erasure, ProviderKey, Turn
-from assistant.secrets import key_hint, seal_secret
+from assistant.org_models import KeyRefused, provider_key_save, verify_key
 from config.admin import ViewOnlyAdminMixin
 from conversations.models import Thread
 from organizations.access_log import Kind, staff_access_record_person
@@ -72,13 +73,17 @@ class TurnAdmin(RecordsStaffAccess, ViewOnlyAdminMixin, admin.ModelAdmin):
     search_help_text = "A turn or conversation id (exact), or an organization's slug."
     ordering = ["-created_at"]
     fields = [
-        "id", "conversation", "organization", "user", "model_option", "status", "failure_kind", "steps",
+        "id", "conversation", "organization", "user", "model_option", "key_source", "status", "failure_kind", "steps",
         "tool_calls", "input_tokens", "output_tokens", "cache_write_tokens", "cache_read_tokens", "credit_month",
         "reserved_micros", "cost_micros", "read_private", "read_untrusted", "enqueue_attempts", "created_at",
         "requeued_at", "started_at", "finished_at",
     ]
     readonly_fields = fields
     staff_access_kind = Kind.TURN
+
+    def get_urls(self):
+        exports_page = self.admin_site.admin_view(lambda request: exports_view(self.admin_site, request))
+        return [path("exports/", exports_page, name="assistant_exports"), *super().get_urls()]
 
     @admin.display(description="conversation")
     def conversation(self, turn):
@@ -102,21 +107,27 @@ class TurnAdmin(RecordsStaffAccess, ViewOnlyAdminMixin, admin.ModelAdmin):
 class ProviderKeyForm(forms.ModelForm):
     key = forms.CharField(
         label="API key", strip=True, widget=forms.PasswordInput(render_value=False),
-        help_text="Stored sealed (AES-GCM) for this organization only; only its last 4 characters are shown again.",
+        help_text="Verified with one cheap call to the provider, then stored sealed (AES-GCM) for this "
+        "organization only; only its last 4 characters are shown again. Replaces the organization's key "
+        "for that provider.",
     )
 
     class Meta:
         model = ProviderKey
         fields = ["organization", "provider"]
 
-    def save(self, commit=True):
-        key = super().save(commit=False)
-        plaintext = self.cleaned_data["key"]
-        key.sealed = seal_secret(plaintext, key.organization_id, key.provider)
-        key.hint = key_hint(plaintext)
-        if commit:
-            key.save()
-        return key
+    def validate_unique(self):
+        pass  # saving replaces the organization's key for that provider (provider_key_save)
+
+    def clean(self):
+        cleaned = super().clean()
+        if self.errors:
+            return cleaned
+        try:
+            verify_key(cleaned["provider"], cleaned["key"])
+        except KeyRefused as refusal:
+            raise ValidationError(f"The provider refused this key ({refusal.kind}); it was not saved.") from None
+        return cleaned
 
 
 @admin.register(ProviderKey)
@@ -136,9 +147,12 @@ class ProviderKeyAdmin(admin.ModelAdmin):
         return [] if obj is None else ["organization", "provider", "hint", "created_by", "created_at"]
 
     def save_model(self, request, obj, form, change):
-        if not change:
-            obj.created_by = request.user
-        super().save_model(request, obj, form, change)
+        """Through the service (verified in the form's clean), which records the change."""
+        saved = provider_key_save(
+            None, organization_id=form.cleaned_data["organization"].pk, provider=form.cleaned_data["provider"],
+            plaintext=form.cleaned_data["key"], actor_id=request.user.pk, verified=True,
+        )
+        obj.pk, obj.hint, obj.sealed = saved.pk, saved.hint, saved.sealed
 
 
 # --- A person's data: export (download) and erasure (batched, in a worker) --------

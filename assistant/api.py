@@ -24,7 +24,7 @@ from conversations.api import BUSY
 from conversations.models import Message
 from conversations.selectors import ConversationNotFound
 from conversations.services import ConversationBusy
-from credits.services import CreditsExhausted
+from credits.services import CreditsExhausted, MemberCapReached
 from organizations.api import ORGANIZATION_PARAMETER, MemberAPIView
 
 FULL = "This conversation is full: start a new conversation to go on."
@@ -74,8 +74,8 @@ class ChatView(MemberAPIView):
         operation_id="chat", parameters=[ORGANIZATION_PARAMETER, PREFER_PARAMETER], request=ChatRequestSerializer,
         responses={202: ChatResponse, 200: ChatReply},
         extensions=errors(
-            "credits_exhausted", "not_found", "conversation_busy", "conversation_full", "queue_unavailable",
-            "model_unavailable",
+            "credits_exhausted", "member_cap_reached", "not_found", "conversation_busy", "conversation_full",
+            "queue_unavailable", "model_unavailable",
         ),
     )
     def post(self, request):
@@ -92,6 +92,9 @@ class ChatView(MemberAPIView):
             raise conflict("conversation_busy", BUSY) from None
         except chat.ConversationFull:
             raise conflict("conversation_full", FULL) from None
+        except MemberCapReached:
+            raise ApiError(status_code=status.HTTP_402_PAYMENT_REQUIRED, code="member_cap_reached",
+                           detail="You have reached your monthly limit in this organization.") from None
         except CreditsExhausted:
             raise ApiError(status_code=status.HTTP_402_PAYMENT_REQUIRED, code="credits_exhausted",
                            detail="Your organization has used its credits for this month.") from None

@@ -17,7 +17,7 @@ from django.db import transaction
 from assistant.cards import events_for_next_turn
 from assistant.history import history_bytes, load_history, uses_window
 from assistant.models import Turn
-from assistant.providers import selected_option
+from assistant.org_models import option_for_organization
 from conversations.models import Message, Thread
 from conversations.selectors import thread_get_for_member
 from conversations.services import ConversationBusy, message_append, thread_create
@@ -44,8 +44,9 @@ class SubmittedTurn:
 
 def chat_submit(member: Member, *, message: str, conversation_id: UUID | None) -> SubmittedTurn:
     """Raises ConversationNotFound, ConversationBusy, ConversationFull,
-    CreditsExhausted (nothing written) or QueueUnavailable (all undone)."""
-    option = selected_option()
+    MemberCapReached or CreditsExhausted (nothing written) or QueueUnavailable
+    (all undone); ImproperlyConfigured when the organization's model can't be used."""
+    option = option_for_organization(member.organization_id)
     enqueue_error: list[Exception] = []
     created_thread = conversation_id is None
     # The turn id marks the messages the application writes for this turn:

@@ -42,15 +42,17 @@ from assistant.history import (
     uses_window,
 )
 from assistant.models import Turn
+from assistant.org_models import DEPLOYMENT, turn_key
 from assistant.pacing import PAUSE, paced
 from assistant.providers import ModelOption, client_for, model_option
 from assistant.tools import framework
 from assistant.tools.registry import all_tools, get_tool
 from assistant.trifecta import Route, Taint, route_call, taint_after, taint_union
 from conversations.models import Message, Thread, ToolCall
-from credits.money import call_bound_micros, micros_from_credits, request_micros
+from credits.money import call_bound_micros, charged_micros, micros_from_credits, request_micros
 from credits.services import (
     CreditsExhausted,
+    MemberCapReached,
     credits_keep_on_stuck,
     credits_release,
     credits_reserve_more,
@@ -79,7 +81,13 @@ NOTICES = {
     Turn.FailureKind.INTERNAL: "Something went wrong on our side, so the reply was stopped.",
     Turn.FailureKind.QUEUE: "The assistant could not start this reply. Please try again.",
     Turn.FailureKind.CREDITS: "Your organization's credits ran out during this reply, so it was stopped.",
+    Turn.FailureKind.SUSPENDED: "Your membership in this organization is suspended, so this reply was not started.",
 }
+CAP_NOTICE = "You reached your monthly limit in this organization during this reply, so it was stopped."
+OWN_KEY_REFUSED_NOTICE = (
+    "The model provider refused your organization's own API key. An organization admin should check the key "
+    "on the organization page."
+)
 CEILING_NOTICE = "This reply reached the most one reply may cost, so it was stopped. You can ask to continue."
 
 
@@ -177,7 +185,8 @@ def run_turn(turn_id: UUID, *, client: ModelClient | None = None, clock: Callabl
     if runner and thread_after is None and runner.context is not None:
         thread_after = ThreadAfterTurn(runner.context.next_seq, None, runner.last_reply_id)
     finish_turn(turn_id, outcome, usage=usage if runner else None, thread_after=thread_after,
-                progress=runner.progress() if runner else None)
+                progress=runner.progress() if runner else None,
+                key_source=runner.key_source if runner else "")
     logger.info(
         "turn_finished",
         extra={
@@ -215,7 +224,7 @@ class ThreadAfterTurn:
 def finish_turn(
     turn_id: UUID, outcome: Outcome, *, usage: Usage | None, cost_micros: int | None = None,
     credits: str = SETTLE, expect_status: str | None = None, job: str = "run_turn",
-    thread_after: ThreadAfterTurn | None = None, progress: dict | None = None,
+    thread_after: ThreadAfterTurn | None = None, progress: dict | None = None, key_source: str = "",
 ) -> bool:
     """Record the end, free the thread and close the credits, all at once.
 
@@ -225,7 +234,8 @@ def finish_turn(
     `expect_status`, only a turn still in that status is finished. Returns
     whether this call finished the turn: under the turn's row lock, a second
     caller (a redelivered task, a second sweeper) finds it finished and does
-    nothing.
+    nothing. `key_source` (which key paid) is recorded with the end, in the
+    same write.
     """
     if credits not in (SETTLE, STUCK, RELEASE):
         raise ValueError(f"unknown way to close credits: {credits!r}")
@@ -240,10 +250,13 @@ def finish_turn(
             _store_usage(turn, usage)
         for field, value in (progress or {}).items():  # the last step's, not written yet
             setattr(turn, field, value)
+        if key_source:
+            turn.key_source = key_source
         if cost_micros is None and credits == SETTLE:
             cost_micros = request_micros(model_option(turn.model_option), _usage_of(turn))
         elif cost_micros is None:
             cost_micros = turn.reserved_micros if credits == STUCK else 0
+        charged = charge_for(turn, cost_micros) if credits == SETTLE else None
         turn.status = outcome.status
         turn.failure_kind = outcome.failure_kind
         turn.finished_at = now
@@ -257,13 +270,23 @@ def finish_turn(
             next_seq=thread_after.next_seq, history_bytes=thread_after.history_bytes,
         )
         if credits == SETTLE:
-            credits_settle(turn_id=turn.id, cost_micros=cost_micros, job=job)
+            credits_settle(turn_id=turn.id, cost_micros=cost_micros, charged_micros=charged, job=job)
         elif credits == STUCK:
             credits_keep_on_stuck(turn_id=turn.id, job=job)
         else:
             credits_release(turn_id=turn.id, reason="the turn never started", job=job)
     live.publish_turn_ended(turn_id)
     return True
+
+
+def own_key(turn: Turn) -> bool:
+    return bool(turn.key_source) and turn.key_source != DEPLOYMENT
+
+
+def charge_for(turn: Turn, cost_micros: int) -> int:
+    """What the turn is charged in credits: its cost, or CREDITS_OWN_KEY_RATE of
+    it when the organization's own key paid the provider."""
+    return charged_micros(cost_micros, settings.CREDITS_OWN_KEY_RATE) if own_key(turn) else cost_micros
 
 
 def _usage_of(turn: Turn) -> Usage:
@@ -366,19 +389,20 @@ class TurnRunner:
         self.held_micros = turn.reserved_micros
         self.context: Context | None = None
         self.last_reply_id: UUID | None = None
+        self.key_source = ""
 
     def run(self) -> Outcome:
         try:
             self.member = self._verified_member()
-            if self.client is None:
-                self.client = deployment_client(self.option)
+            self._open_client()
             return self._loop()
         except TurnStopped as stop:
             return Outcome(Turn.Status.FAILED, stop.kind, stop.notice)
         except ProviderError as error:
             kind = Turn.FailureKind.TIMEOUT if error.kind == "timeout" else Turn.FailureKind.API
             logger.warning("turn_provider_error", extra={"turn_id": str(self.turn.id), "provider_error": error.kind})
-            return Outcome(Turn.Status.FAILED, kind, NOTICES[kind])
+            notice = OWN_KEY_REFUSED_NOTICE if error.kind == "auth" and own_key(self.turn) else NOTICES[kind]
+            return Outcome(Turn.Status.FAILED, kind, notice)
         except ToolCrashed:
             return Outcome(Turn.Status.FAILED, Turn.FailureKind.TOOL, NOTICES[Turn.FailureKind.TOOL])
 
@@ -389,7 +413,25 @@ class TurnRunner:
         ).first()
         if membership is None or self.turn.thread_id is None:
             raise TurnStopped(Turn.FailureKind.INTERNAL, NOTICES[Turn.FailureKind.INTERNAL])
+        # Suspended before the turn started: it does not start (a running one finishes).
+        if membership.is_suspended:
+            raise TurnStopped(Turn.FailureKind.SUSPENDED, NOTICES[Turn.FailureKind.SUSPENDED])
         return Member(membership.organization_id, membership.user_id, membership.role)
+
+    def _open_client(self) -> None:
+        """The client of this turn, on the organization's own key for the
+        option's provider when it has one (opened here, in the worker, at the
+        call), and the key source the turn records."""
+        source = DEPLOYMENT
+        if self.client is None:
+            key = turn_key(self.option, self.turn.organization_id)
+            source = key.source
+            # The deployment's client is shared in the process (its connection
+            # pool reused); one on an organization's key serves this turn only.
+            self.client = (deployment_client(self.option) if source == DEPLOYMENT
+                           else client_for(self.option, api_key=key.api_key))
+        # Stored with the turn's end (finish_turn), in the same write.
+        self.turn.key_source = self.key_source = source
 
     def _loop(self) -> Outcome:
         # Read once: the worker is the thread's only writer while it responds,
@@ -443,14 +485,18 @@ class TurnRunner:
         needed = request_micros(self.option, self.usage) + bound
         if needed > micros_from_credits(settings.ASSISTANT_TURN_MAX_CREDITS):
             raise TurnStopped(Turn.FailureKind.CREDITS, CEILING_NOTICE)
+        # On the organization's own key only CREDITS_OWN_KEY_RATE of it is charged.
+        needed = charge_for(self.turn, needed)
         if needed <= self.held_micros:
             return
         try:
             # The turn row learns it with the step's progress; the ledger is the truth.
             self.held_micros = credits_reserve_more(turn_id=self.turn.id, micros=needed - self.held_micros)
-        except CreditsExhausted:
-            logger.info("turn_credits_exhausted", extra={"turn_id": str(self.turn.id), "needed_micros": needed})
-            raise TurnStopped(Turn.FailureKind.CREDITS, NOTICES[Turn.FailureKind.CREDITS]) from None
+        except CreditsExhausted as refusal:
+            logger.info("turn_credits_exhausted", extra={"turn_id": str(self.turn.id), "needed_micros": needed,
+                                                         "member_cap": isinstance(refusal, MemberCapReached)})
+            notice = CAP_NOTICE if isinstance(refusal, MemberCapReached) else NOTICES[Turn.FailureKind.CREDITS]
+            raise TurnStopped(Turn.FailureKind.CREDITS, notice) from None
 
     def _check_time(self) -> None:
         if self.clock() > self.deadline:

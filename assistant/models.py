@@ -27,6 +27,7 @@ class Turn(models.Model):
         TOOL = "tool", "Tool failure"
         CREDITS = "credits", "Credits"
         QUEUE = "queue", "Never picked up"
+        SUSPENDED = "suspended", "Membership suspended"
         INTERNAL = "internal", "Internal error"
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
@@ -47,6 +48,10 @@ class Turn(models.Model):
     # The month (UTC, YYYY-MM) whose credit account holds the reservation.
     credit_month = models.CharField(max_length=7, blank=True, default="")
     reserved_micros = models.BigIntegerField(default=0)
+    # Which key paid the model: "deployment", or the hint of the organization's
+    # own key ("" until the worker chose). Credits are charged at
+    # CREDITS_OWN_KEY_RATE of the cost on an organization's own key.
+    key_source = models.CharField(max_length=16, blank=True, default="", db_default="")
     cost_micros = models.BigIntegerField(default=0)
     # Trifecta guard state: has this turn read private data / untrusted content?
     read_private = models.BooleanField(default=False)

@@ -5,6 +5,7 @@ silently replaced by a default.
 """
 
 import os
+from decimal import Decimal, InvalidOperation
 
 from django.core.exceptions import ImproperlyConfigured
 
@@ -46,3 +47,17 @@ def env_list(name: str, default: list[str]) -> list[str]:
     if raw is None:
         return default
     return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+def env_decimal(name: str, default: str, *, minimum: str = "0", maximum: str | None = None) -> Decimal:
+    """A decimal number (never a float: it multiplies integer money)."""
+    raw = os.environ.get(name)
+    text = default if raw is None or raw.strip() == "" else raw.strip()
+    try:
+        value = Decimal(text)
+    except InvalidOperation as exc:
+        raise ImproperlyConfigured(f"{name} must be a decimal number, got {raw!r}") from exc
+    if not value.is_finite() or value < Decimal(minimum) or (maximum is not None and value > Decimal(maximum)):
+        bounds = f"between {minimum} and {maximum}" if maximum is not None else f"at least {minimum}"
+        raise ImproperlyConfigured(f"{name} must be {bounds}, got {raw!r}")
+    return value

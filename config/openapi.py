@@ -37,9 +37,11 @@ ERROR_STATUS = {
     "not_authenticated": status.HTTP_401_UNAUTHORIZED,
     "authentication_failed": status.HTTP_401_UNAUTHORIZED,
     "credits_exhausted": status.HTTP_402_PAYMENT_REQUIRED,
+    "member_cap_reached": status.HTTP_402_PAYMENT_REQUIRED,
     "no_organization": status.HTTP_403_FORBIDDEN,
     "permission_denied": status.HTTP_403_FORBIDDEN,
     "token_organization_mismatch": status.HTTP_403_FORBIDDEN,
+    "membership_suspended": status.HTTP_403_FORBIDDEN,
     "not_found": status.HTTP_404_NOT_FOUND,
     "organization_not_found": status.HTTP_404_NOT_FOUND,
     "not_acceptable": status.HTTP_406_NOT_ACCEPTABLE,
@@ -61,7 +63,8 @@ ERROR_STATUS = {
 # that token authentication and rate limits fit without touching each view.
 EVERY_OPERATION = (
     "organization_required", "not_authenticated", "authentication_failed", "no_organization",
-    "permission_denied", "token_organization_mismatch", "organization_not_found", "not_acceptable", "throttled",
+    "permission_denied", "token_organization_mismatch", "membership_suspended", "organization_not_found",
+    "not_acceptable", "throttled",
 )
 # An operation that reads a JSON body: the parser, the serializer, the body limit.
 WITH_BODY = ("invalid", "malformed_json", "payload_too_large", "unsupported_media_type")

@@ -12,7 +12,7 @@ import dj_database_url
 from csp.constants import NONCE, NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 
-from config.env import env_bool, env_int, env_list, env_str
+from config.env import env_bool, env_decimal, env_int, env_list, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 RUN_DIR = Path(env_str("RUN_DIR", str(BASE_DIR / ".run")))
@@ -49,6 +49,7 @@ INSTALLED_APPS = [
     "assistant",
     "workspace",
     "surfaces.telegram",
+    "web",
 ]
 
 MIDDLEWARE = [
@@ -321,10 +322,16 @@ LOGGING = {
 # --- Credits ---------------------------------------------------------------
 # Credits reserved when a turn starts (1 credit = 10,000 micro-dollars).
 CREDITS_RESERVATION = env_int("CREDITS_RESERVATION", 3, minimum=0)
+# Share of a turn's cost charged in credits when it ran on the organization's
+# own provider key (0: the organization pays the provider directly; 1: full price).
+CREDITS_OWN_KEY_RATE = env_decimal("CREDITS_OWN_KEY_RATE", "0", minimum="0", maximum="1")
 
 # --- The assistant ---------------------------------------------------------
 ASSISTANT_MODEL = env_str("ASSISTANT_MODEL", "")  # empty: the offline demo model
 ASSISTANT_ALLOW_US_PROCESSING = env_bool("ASSISTANT_ALLOW_US_PROCESSING", False)
+# Model options organizations may choose among (catalog ids, comma-separated);
+# empty: every option usable here (keys and residency rules).
+ASSISTANT_MODEL_OPTIONS = env_list("ASSISTANT_MODEL_OPTIONS", [])
 # Organizations' own provider keys are sealed under a key derived from this
 # secret (assistant/secrets.py), not from SECRET_KEY: rotating SECRET_KEY leaves
 # them readable. Rotate it with the fallbacks and `manage.py reseal_provider_keys`.

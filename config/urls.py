@@ -20,4 +20,4 @@ urlpatterns = [
 urlpatterns += [path("telegram/", include("surfaces.telegram.urls"))]
 
 # The browser UI (login, chat, data page).
-urlpatterns += [path("", include("assistant.web.urls"))]
+urlpatterns += [path("", include("web.urls"))]

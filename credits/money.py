@@ -17,6 +17,7 @@ Rounding rules (the only two places where a division happens):
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from decimal import ROUND_CEILING, Decimal
 from typing import Protocol
 
 MICROS_PER_CREDIT = 10_000
@@ -112,3 +113,11 @@ def call_bound_micros(model_option: ModelPrices, *, input_tokens: int, output_to
         output_tokens, "tokens"
     ) * model_option.output_micros_per_mtok
     return _ceil_div(scaled, TOKENS_PER_PRICE_UNIT)
+
+
+def charged_micros(cost_micros: int, rate: Decimal) -> int:
+    """What a cost is charged in credits at `rate` (0..1: the share charged when
+    the organization's own key paid the provider), rounded up to the micro."""
+    if not Decimal(0) <= rate <= Decimal(1):
+        raise ValueError(f"rate must be between 0 and 1, got {rate}")
+    return int((Decimal(_non_negative(cost_micros, "micros")) * rate).to_integral_value(rounding=ROUND_CEILING))

@@ -22,12 +22,13 @@ from uuid import UUID
 from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
+from django.db.models import F, Sum
 from django.utils import timezone
 
 from credits.models import CreditAccount, LedgerEntry
 from credits.money import current_month, micros_from_credits
 from organizations.members import Member
-from organizations.models import Organization
+from organizations.models import Membership, Organization
 
 Kind = LedgerEntry.Kind
 
@@ -42,6 +43,21 @@ class CreditsExhausted(Exception):
         super().__init__(
             f"The organization's credits for {month} are exhausted: "
             f"{remaining_micros} micros left, a turn needs {needed_micros}."
+        )
+
+
+class MemberCapReached(CreditsExhausted):
+    """The person's monthly cap in this organization cannot cover the
+    reservation (the organization may still have credits); nothing was written."""
+
+    def __init__(self, *, month: str, cap_micros: int, spent_micros: int, needed_micros: int):
+        self.month = month
+        self.cap_micros = cap_micros
+        self.spent_micros = spent_micros
+        self.needed_micros = needed_micros
+        Exception.__init__(
+            self, f"The person's cap for {month} is reached: {spent_micros} of {cap_micros} micros "
+            f"used or held, {needed_micros} more needed."
         )
 
 
@@ -95,6 +111,9 @@ def credits_reserve(
         if existing is not None:
             return Reservation(month=existing.account.month, micros=existing.reserved_delta)
         check_covers(account, needed)
+        # Under the same account lock: one person's concurrent starts (and the
+        # holds of their running turns) read their spending one after another.
+        check_member_cap(account, member.user_id, needed)
         _record(
             account,
             kind=Kind.RESERVE,
@@ -132,10 +151,11 @@ def credits_reserve_more(*, turn_id: UUID, micros: int, job: str = "run_turn") -
         # their next call in the same balance. Under the row lock each one
         # reads the balance after the previous one's hold.
         account = _locked_account_of_turn(turn_id)
-        held, closed = _holds_of(turn_id)
+        held, closed, person_id = _holds_of(turn_id)
         if closed:
             raise ReservationNotFound(f"turn {turn_id} is already closed")
         check_covers(account, micros)
+        check_member_cap(account, person_id, micros)
         _record(account, kind=Kind.EXTEND, now=now, turn_id=turn_id, reserved_delta=micros, job=job,
                 reason="upper bound of the next model call")
     return held + micros
@@ -144,7 +164,9 @@ def credits_reserve_more(*, turn_id: UUID, micros: int, job: str = "run_turn") -
 # --- Close a turn: settle, keep on stuck, release ----------------------------
 
 
-def credits_settle(*, turn_id: UUID, cost_micros: int, job: str = "run_turn") -> bool:
+def credits_settle(
+    *, turn_id: UUID, cost_micros: int, charged_micros: int | None = None, job: str = "run_turn"
+) -> bool:
     """Charge a finished turn's real cost and release its reservation.
 
     Settles against the month that holds the reservation, even if a new month
@@ -153,10 +175,17 @@ def credits_settle(*, turn_id: UUID, cost_micros: int, job: str = "run_turn") ->
     up to the balance, and the rest named in the entry's reason: the account
     is never overdrawn. Returns False, moving nothing, if the turn was already
     closed.
+
+    `charged_micros`, when given, is what is charged for that cost (a turn on
+    the organization's own key: CREDITS_OWN_KEY_RATE of it); the entry's
+    reason keeps the provider cost.
     """
     if cost_micros < 0:
         raise ValueError(f"cost_micros must not be negative, got {cost_micros}")
-    return _close_turn(turn_id, kind=Kind.SETTLE, cost_micros=cost_micros, job=job, reason="turn cost")
+    if charged_micros is None:
+        return _close_turn(turn_id, kind=Kind.SETTLE, cost_micros=cost_micros, job=job, reason="turn cost")
+    return _close_turn(turn_id, kind=Kind.SETTLE, cost_micros=charged_micros, job=job,
+                       reason=f"turn on the organization's own key, provider cost {cost_micros} micros, charged")
 
 
 def credits_keep_on_stuck(*, turn_id: UUID, job: str = "fail_stuck_turns") -> bool:
@@ -183,7 +212,7 @@ def _close_turn(turn_id: UUID, *, kind: str, cost_micros: int | None, job: str, 
         # closer sees the first's entry and moves nothing; the partial unique
         # constraint on (turn_id, closing kinds) is the backstop.
         account = _locked_account_of_turn(turn_id)
-        held, closed = _holds_of(turn_id)
+        held, closed, _person = _holds_of(turn_id)
         if closed:
             return False
         cost = held if cost_micros is None else cost_micros
@@ -215,19 +244,61 @@ def _locked_account_of_turn(turn_id: UUID) -> CreditAccount:
     return account
 
 
-def _holds_of(turn_id: UUID) -> tuple[int, bool]:
-    """(micros the turn holds, whether it is closed), in one query: its start
+def _holds_of(turn_id: UUID) -> tuple[int, bool, int | None]:
+    """(micros the turn holds, whether it is closed, the person who started
+    it: the actor of its start reservation), in one query: its start
     reservation plus every hold taken before a call, minus nothing until closed."""
     entries = LedgerEntry.objects.filter(turn_id=turn_id, kind__in=LedgerEntry.TURN_KINDS).values_list(
-        "kind", "reserved_delta"
+        "kind", "reserved_delta", "actor_id"
     )
-    held, closed = 0, False
-    for kind, delta in entries:
+    held, closed, person = 0, False, None
+    for kind, delta, actor in entries:
         if kind in LedgerEntry.CLOSING_KINDS:
             closed = True
         else:
             held += delta
-    return held, closed
+        if kind == Kind.RESERVE:
+            person = actor
+    return held, closed, person
+
+
+# --- Per-person monthly caps ------------------------------------------------------
+
+
+def member_cap_micros(organization_id: int, user_id: int) -> int | None:
+    """The person's monthly cap in micros (their own, else the organization's
+    default), or None for no cap. One query."""
+    caps = Membership.objects.filter(organization_id=organization_id, user_id=user_id).values_list(
+        "monthly_cap_credits", "organization__default_member_cap_credits"
+    ).first()
+    if caps is None:
+        return None
+    own, default = caps
+    cap = own if own is not None else default
+    return None if cap is None else micros_from_credits(cap)
+
+
+def member_spent_micros(account_id: int, user_id: int) -> int:
+    """Used plus reserved in this account by the turns this person started
+    (the actor of each turn's start reservation). One query."""
+    turns = LedgerEntry.objects.filter(account_id=account_id, kind=Kind.RESERVE, actor_id=user_id).values("turn_id")
+    total = LedgerEntry.objects.filter(account_id=account_id, turn_id__in=turns).aggregate(
+        spent=Sum(F("used_delta") + F("reserved_delta"))
+    )["spent"]
+    return total or 0
+
+
+def check_member_cap(account: CreditAccount, user_id: int | None, needed_micros: int) -> None:
+    """Raise MemberCapReached unless the person's cap covers `needed_micros`
+    more. Call it under the account's lock (see credits_reserve)."""
+    if user_id is None:
+        return
+    cap = member_cap_micros(account.organization_id, user_id)
+    if cap is None:
+        return
+    spent = member_spent_micros(account.pk, user_id)
+    if spent + needed_micros > cap:
+        raise MemberCapReached(month=account.month, cap_micros=cap, spent_micros=spent, needed_micros=needed_micros)
 
 
 # --- Grant ----------------------------------------------------------------------

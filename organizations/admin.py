@@ -1,29 +1,98 @@
+from django import forms
 from django.contrib import admin
 
 from organizations.access_log import staff_access_record
-from organizations.models import ApiToken, Membership, Organization, StaffAccess
+from organizations.models import ApiToken, Membership, Organization, OrganizationChange, StaffAccess
+from organizations.services import change_record, membership_lift, membership_suspend
 
 
 class MembershipInline(admin.TabularInline):
     model = Membership
     extra = 0
     autocomplete_fields = ["user"]
+    # Caps and suspensions are changed on the membership's own page, where
+    # each change goes through the services that record it.
+    fields = ["user", "role", "monthly_cap_credits", "suspended_at"]
+    readonly_fields = ["monthly_cap_credits", "suspended_at"]
+
+
+class OrganizationChangeInline(admin.TabularInline):
+    """The organization's change log (who, what, when), read-only."""
+
+    model = OrganizationChange
+    extra = 0
+    fields = ["at", "actor_username", "action", "detail"]
+    readonly_fields = fields
+    can_delete = False
+    ordering = ["-at", "-id"]
+
+    def has_add_permission(self, request, obj=None):
+        return False
 
 
 @admin.register(Organization)
 class OrganizationAdmin(admin.ModelAdmin):
-    list_display = ["name", "slug", "monthly_credits", "created_at"]
+    list_display = ["name", "slug", "monthly_credits", "model_option", "default_member_cap_credits", "created_at"]
     search_fields = ["name", "slug"]
     prepopulated_fields = {"slug": ["name"]}
-    inlines = [MembershipInline]
+    inlines = [MembershipInline, OrganizationChangeInline]
+    # The model is checked against the catalog and the residency rules, which
+    # this app can't import: its admins choose it on the organization page.
+    readonly_fields = ["model_option"]
+
+    def save_model(self, request, obj, form, change):
+        super().save_model(request, obj, form, change)
+        if change and "default_member_cap_credits" in form.changed_data:
+            cap = obj.default_member_cap_credits
+            change_record(organization_id=obj.pk, actor_id=request.user.pk, action="default_cap",
+                          detail="no cap" if cap is None else f"{cap} credits")
+
+
+class MembershipForm(forms.ModelForm):
+    suspended = forms.BooleanField(
+        required=False, help_text="A suspended member's requests in this organization are refused (403); "
+        "a running turn finishes; their data stays.",
+    )
+
+    class Meta:
+        model = Membership
+        fields = ["user", "organization", "role", "monthly_cap_credits", "suspended", "suspended_reason"]
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["suspended"].initial = self.instance.is_suspended
+
+    def clean(self):
+        cleaned = super().clean()
+        if cleaned.get("suspended") and not (cleaned.get("suspended_reason") or "").strip():
+            self.add_error("suspended_reason", "A suspension needs a reason.")
+        return cleaned
 
 
 @admin.register(Membership)
 class MembershipAdmin(admin.ModelAdmin):
-    list_display = ["user", "organization", "role", "created_at"]
+    form = MembershipForm
+    list_display = ["user", "organization", "role", "monthly_cap_credits", "suspended_at", "created_at"]
     list_filter = ["role", "organization"]
     search_fields = ["user__username", "organization__slug"]
     autocomplete_fields = ["user", "organization"]
+
+    def save_model(self, request, obj, form, change):
+        """Suspending and lifting go through the services, which record the change."""
+        suspend = form.cleaned_data.get("suspended")
+        was_suspended = change and Membership.objects.filter(pk=obj.pk, suspended_at__isnull=False).exists()
+        reason = obj.suspended_reason
+        if not suspend:
+            obj.suspended_reason = ""
+        super().save_model(request, obj, form, change)
+        if suspend and not was_suspended:
+            membership_suspend(membership=obj, reason=reason, actor_id=request.user.pk)
+        elif was_suspended and not suspend:
+            membership_lift(membership=obj, actor_id=request.user.pk)
+        if change and "monthly_cap_credits" in form.changed_data:
+            cap = obj.monthly_cap_credits
+            change_record(organization_id=obj.organization_id, actor_id=request.user.pk, action="member_cap",
+                          detail=f"{obj.user.username}: {'no cap' if cap is None else f'{cap} credits'}")
 
 
 @admin.register(StaffAccess)

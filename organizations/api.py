@@ -8,6 +8,7 @@ from rest_framework.views import APIView
 from config.api_errors import ApiError
 from organizations.members import (
     Member,
+    MembershipSuspended,
     NoOrganization,
     OrganizationNotFound,
     OrganizationRequired,
@@ -76,6 +77,12 @@ def member_for_request(request) -> Member:
             status_code=status.HTTP_400_BAD_REQUEST,
             code="organization_required",
             detail="You belong to several organizations: name one in the X-Organization header.",
+        ) from None
+    except MembershipSuspended:
+        raise ApiError(
+            status_code=status.HTTP_403_FORBIDDEN,
+            code="membership_suspended",
+            detail="Your membership in this organization is suspended; ask its administrators.",
         ) from None
 
 

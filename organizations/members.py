@@ -33,6 +33,11 @@ class OrganizationRequired(Exception):
     """The person is in several organizations and did not say which one."""
 
 
+class MembershipSuspended(Exception):
+    """The person's membership in the organization is suspended: no door opens
+    (API, browser, MCP, Telegram all pass through `resolve_member`)."""
+
+
 def member_from_membership(membership: Membership) -> Member:
     return Member(
         organization_id=membership.organization_id,
@@ -49,7 +54,8 @@ def memberships_of(user) -> list[Membership]:
 def resolve_member_in(user, organization_id: int) -> Member:
     """The verified membership of `user` in one organization, by id (a token's). One query.
 
-    A person who left that organization has, for this token, no organization at all."""
+    A person who left that organization has, for this token, no organization at all.
+    Raises MembershipSuspended when that membership is suspended."""
     if not getattr(user, "is_authenticated", False):
         raise NoOrganization
     membership = (
@@ -57,13 +63,14 @@ def resolve_member_in(user, organization_id: int) -> Member:
     )
     if membership is None:
         raise NoOrganization
-    return member_from_membership(membership)
+    return member_if_active(membership)
 
 
 def resolve_member(user, requested_slug: str | None) -> Member:
     """The verified membership of `user` in the organization named by `requested_slug`.
 
     Without a slug, the person's only organization is implicit. One query.
+    Raises MembershipSuspended when that membership is suspended.
     """
     if not getattr(user, "is_authenticated", False):
         raise NoOrganization
@@ -75,10 +82,19 @@ def resolve_member(user, requested_slug: str | None) -> Member:
         )
         if membership is None:
             raise OrganizationNotFound
-        return member_from_membership(membership)
+        return member_if_active(membership)
     memberships = list(Membership.objects.filter(user=user).select_related("organization")[:2])
     if not memberships:
         raise NoOrganization
     if len(memberships) > 1:
         raise OrganizationRequired
-    return member_from_membership(memberships[0])
+    return member_if_active(memberships[0])
+
+
+def member_if_active(membership: Membership) -> Member:
+    """The door every request passes (API, browser, MCP, Telegram): a suspended
+    membership opens nothing (MembershipSuspended). Staff exports still read
+    the person's data through `member_from_membership`."""
+    if membership.is_suspended:
+        raise MembershipSuspended
+    return member_from_membership(membership)

@@ -12,6 +12,14 @@ class Organization(models.Model):
     slug = models.SlugField(max_length=60, unique=True)
     # Credits granted at the opening of every calendar month (1 credit = USD 0.01).
     monthly_credits = models.PositiveIntegerField(default=1000, validators=[MinValueValidator(0)])
+    # The organization's model option (an id of assistant/providers.py's catalog);
+    # empty: the deployment's ASSISTANT_MODEL. Checked against the allowed
+    # options and the residency rules at every turn, not only when chosen.
+    # db_default: rows written by code that predates the column (an older
+    # migration state, a process still running the old release) stay valid.
+    model_option = models.CharField(max_length=100, blank=True, default="", db_default="")
+    # Monthly cap in credits for a member without a cap of their own; null: none.
+    default_member_cap_credits = models.PositiveIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -29,6 +37,12 @@ class Membership(models.Model):
     organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="memberships")
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
     role = models.CharField(max_length=10, choices=Role.choices, default=Role.MEMBER)
+    # The person's monthly cap in credits in this organization; null: the
+    # organization's default (which may be none).
+    monthly_cap_credits = models.PositiveIntegerField(null=True, blank=True)
+    # A suspended member keeps their data but passes no guard (403 membership_suspended).
+    suspended_at = models.DateTimeField(null=True, blank=True)
+    suspended_reason = models.CharField(max_length=300, blank=True, default="", db_default="")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -39,6 +53,32 @@ class Membership(models.Model):
 
     def __str__(self):
         return f"{self.user} in {self.organization} ({self.role})"
+
+    @property
+    def is_suspended(self) -> bool:
+        return self.suspended_at is not None
+
+
+class OrganizationChange(models.Model):
+    """One change to an organization's settings (model, keys, caps, members):
+    who, what, when. Append-only; shown to the organization's admins."""
+
+    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="changes")
+    at = models.DateTimeField(db_index=True)
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    # Kept when the actor's account is deleted ("" for an operator's command).
+    actor_username = models.CharField(max_length=150, blank=True, default="")
+    action = models.CharField(max_length=40)
+    # What changed, never a secret (a key appears by its hint only).
+    detail = models.CharField(max_length=300, blank=True, default="")
+
+    class Meta:
+        ordering = ["-at", "-id"]
+
+    def __str__(self):
+        return f"{self.action} in {self.organization_id} at {self.at:%Y-%m-%d %H:%M}"
 
 
 class StaffAccess(models.Model):

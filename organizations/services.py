@@ -1,7 +1,8 @@
 from django.contrib.auth import get_user_model
 from django.db import transaction
+from django.utils import timezone
 
-from organizations.models import Membership, Organization
+from organizations.models import Membership, Organization, OrganizationChange
 
 
 def organization_create(*, slug: str, name: str, monthly_credits: int) -> Organization:
@@ -30,3 +31,106 @@ def member_add(
         membership.role = role
         membership.save(update_fields=["role"])
     return membership
+
+
+# --- Changes to an organization: recorded (who, what, when) --------------------
+
+
+def change_record(*, organization_id: int, actor_id: int | None, action: str, detail: str = "") -> OrganizationChange:
+    """Append one change to the organization's log. `actor_id` None: an operator's command."""
+    username = ""
+    if actor_id is not None:
+        username = get_user_model().objects.filter(pk=actor_id).values_list("username", flat=True).first() or ""
+    return OrganizationChange.objects.create(
+        organization_id=organization_id, at=timezone.now(), actor_id=actor_id, actor_username=username,
+        action=action, detail=detail[:300],
+    )
+
+
+def membership_get(*, organization_id: int, user_id: int) -> Membership:
+    """The membership, or Membership.DoesNotExist (a person of another organization is not found)."""
+    return Membership.objects.get(organization_id=organization_id, user_id=user_id)
+
+
+@transaction.atomic
+def member_cap_set(*, membership: Membership, credits: int | None, actor_id: int | None) -> None:
+    """Set (or with None lift) the person's monthly cap in credits."""
+    membership.monthly_cap_credits = credits
+    membership.save(update_fields=["monthly_cap_credits"])
+    change_record(
+        organization_id=membership.organization_id, actor_id=actor_id, action="member_cap",
+        detail=f"{membership.user.username}: {'no cap' if credits is None else f'{credits} credits'}",
+    )
+
+
+@transaction.atomic
+def default_cap_set(*, organization_id: int, credits: int | None, actor_id: int | None) -> None:
+    """Set (or lift) the cap of every member without a cap of their own."""
+    Organization.objects.filter(pk=organization_id).update(default_member_cap_credits=credits)
+    change_record(organization_id=organization_id, actor_id=actor_id, action="default_cap",
+                  detail="no cap" if credits is None else f"{credits} credits")
+
+
+@transaction.atomic
+def membership_suspend(*, membership: Membership, reason: str, actor_id: int | None) -> None:
+    """Suspend: the person's requests in this organization get 403
+    membership_suspended and no turn of theirs starts; a running turn finishes.
+    Their data stays."""
+    reason = reason.strip()
+    if not reason:
+        raise ValueError("A suspension needs a reason.")
+    membership.suspended_at = timezone.now()
+    membership.suspended_reason = reason[:300]
+    membership.save(update_fields=["suspended_at", "suspended_reason"])
+    change_record(organization_id=membership.organization_id, actor_id=actor_id, action="member_suspended",
+                  detail=f"{membership.user.username}: {reason}")
+
+
+@transaction.atomic
+def membership_lift(*, membership: Membership, actor_id: int | None) -> None:
+    membership.suspended_at = None
+    membership.suspended_reason = ""
+    membership.save(update_fields=["suspended_at", "suspended_reason"])
+    change_record(organization_id=membership.organization_id, actor_id=actor_id, action="member_restored",
+                  detail=membership.user.username)
+
+
+class CannotSuspendSelf(ValueError):
+    """An organization admin does not suspend their own membership (nobody could lift it from the page)."""
+
+
+def membership_for_admin(member, *, user_id: int) -> Membership:
+    """A membership of the admin's organization; Membership.DoesNotExist for a
+    person of another organization (not found, as for anything not theirs) or
+    when `member` is not an admin."""
+    if not member.is_admin:
+        raise Membership.DoesNotExist
+    return Membership.objects.select_related("user").get(organization_id=member.organization_id, user_id=user_id)
+
+
+def member_suspend(member, *, user_id: int, reason: str) -> Membership:
+    """An organization admin suspends a member of their organization."""
+    membership = membership_for_admin(member, user_id=user_id)
+    if membership.user_id == member.user_id:
+        raise CannotSuspendSelf
+    membership_suspend(membership=membership, reason=reason, actor_id=member.user_id)
+    return membership
+
+
+def member_restore(member, *, user_id: int) -> Membership:
+    membership = membership_for_admin(member, user_id=user_id)
+    membership_lift(membership=membership, actor_id=member.user_id)
+    return membership
+
+
+def member_cap_set_by_admin(member, *, user_id: int, credits: int | None) -> Membership:
+    """An organization admin sets (or lifts) a member's monthly cap."""
+    membership = membership_for_admin(member, user_id=user_id)
+    member_cap_set(membership=membership, credits=credits, actor_id=member.user_id)
+    return membership
+
+
+def default_cap_set_by_admin(member, *, credits: int | None) -> None:
+    if not member.is_admin:
+        raise Membership.DoesNotExist
+    default_cap_set(organization_id=member.organization_id, credits=credits, actor_id=member.user_id)

@@ -24,6 +24,7 @@ from assistant.clients.base import (
     ToolSpec,
     Usage,
     UserText,
+    guarded_call,
     guarded_stream,
 )
 
@@ -66,6 +67,16 @@ class AnthropicClient:
     def stream(self, request: ModelRequest) -> Iterator[StreamEvent]:
         return guarded_stream(self._stream(request), sdk=anthropic, sdk_error=anthropic.AnthropicError,
                               label="anthropic")
+
+    def verify(self) -> None:
+        """One cheap call (a one-token reply) that the provider refuses with a
+        bad key: raises ProviderError (kind `auth` for a refused key)."""
+        guarded_call(
+            lambda: self._sdk.messages.create(
+                model=self.model, max_tokens=1, messages=[{"role": "user", "content": "ping"}]
+            ),
+            sdk=anthropic, sdk_error=anthropic.AnthropicError, label="anthropic",
+        )
 
     def _stream(self, request: ModelRequest) -> Iterator[StreamEvent]:
         optional: dict[str, Any] = {}

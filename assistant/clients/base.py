@@ -141,6 +141,21 @@ class ModelClient(Protocol):
     def stream(self, request: ModelRequest) -> Iterator[StreamEvent]: ...
 
 
+def guarded_call(call: Any, *, sdk: Any, sdk_error: type[Exception], label: str) -> Any:
+    """`call()`, with the SDK's failures turned into a ProviderError that names
+    a kind, never the provider's text (as guarded_stream, for one request)."""
+    import httpx2
+
+    try:
+        return call()
+    except sdk_error as exc:
+        raise provider_error_from(exc, sdk=sdk, label=label) from None
+    except httpx2.TimeoutException:
+        raise ProviderError("timeout", f"{label}: the request timed out") from None
+    except httpx2.HTTPError:
+        raise ProviderError("api", f"{label}: the request broke off") from None
+
+
 def provider_error_from(exc: Exception, *, sdk: Any, label: str) -> ProviderError:
     """The SDK's exception as a ProviderError whose message names the kind and
     the HTTP status only: the provider's own text may echo the request.

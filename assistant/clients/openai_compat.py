@@ -21,6 +21,7 @@ from assistant.clients.base import (
     ToolSpec,
     Usage,
     UserText,
+    guarded_call,
     guarded_stream,
 )
 
@@ -40,6 +41,16 @@ class OpenAICompatClient:
     def stream(self, request: ModelRequest) -> Iterator[StreamEvent]:
         return guarded_stream(self._stream(request), sdk=openai, sdk_error=openai.OpenAIError,
                               label="openai-compatible")
+
+    def verify(self) -> None:
+        """One cheap call (a one-token reply) that the provider refuses with a
+        bad key: raises ProviderError (kind `auth` for a refused key)."""
+        guarded_call(
+            lambda: self._sdk.chat.completions.create(
+                model=self.model, messages=[{"role": "user", "content": "ping"}], max_tokens=1
+            ),
+            sdk=openai, sdk_error=openai.OpenAIError, label="openai-compatible",
+        )
 
     def _stream(self, request: ModelRequest) -> Iterator[StreamEvent]:
         optional: dict[str, Any] = {"tools": to_openai_tools(request.tools)} if request.tools else {}

@@ -10,21 +10,22 @@ from django.db import close_old_connections
 from mcp.server.auth.provider import AccessToken
 from rest_framework.exceptions import AuthenticationFailed
 
-from organizations.members import Member, NoOrganization, resolve_member_in
+from organizations.members import Member, MembershipSuspended, NoOrganization, resolve_member_in
 from organizations.tokens import OrganizationTokenAuthentication
 
 
 def member_for_token(raw: str) -> Member | None:
     """The verified Member a raw API token stands for, in the token's own
     organization (as on the API), or None (→ 401): unknown, expired, an
-    inactive person, or one who left that organization."""
+    inactive person, one who left that organization, or one whose membership
+    there is suspended."""
     try:
         user, token = OrganizationTokenAuthentication().authenticate_credentials(raw.encode())
     except AuthenticationFailed:
         return None
     try:
         return resolve_member_in(user, token.organization_id)
-    except NoOrganization:
+    except (NoOrganization, MembershipSuspended):
         return None
 
 

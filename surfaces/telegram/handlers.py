@@ -20,7 +20,8 @@ from assistant import cards
 from assistant.chat import QueueUnavailable
 from conversations.services import ConversationBusy
 from credits.selectors import credits_summary
-from credits.services import CreditsExhausted
+from credits.services import CreditsExhausted, MemberCapReached
+from organizations.members import MembershipSuspended
 from surfaces.telegram import linking, services
 from surfaces.telegram.formatting import escape
 from surfaces.telegram.models import ReceivedUpdate, StreamedReply
@@ -38,6 +39,8 @@ TEXT_ONLY = "I can only read text messages."
 PRIVATE_ONLY = "I only talk in a private chat: your conversations are yours. Write to me directly."
 BUSY = "A reply is still being written in this conversation. Wait for it, then send your message again."
 NO_CREDITS = "Your organization has used its credits for this month, so the assistant can't reply."
+CAP_REACHED = "You have reached your monthly limit in this organization, so the assistant can't reply."
+SUSPENDED = "Your membership in this organization is suspended; ask its administrators. Nothing was done."
 QUEUE_DOWN = "The assistant is not available right now; your message was not sent. Please try again in a moment."
 NO_MODEL = "No model is available right now; your message was not sent."
 HELP = (
@@ -98,6 +101,8 @@ def handle_message(message: TelegramMessage) -> Outcome:
         link, member = linking.active_member(account)
     except linking.NotLinked:
         return Outcome().say(chat_id, INSTRUCTIONS)
+    except MembershipSuspended:
+        return Outcome().say(chat_id, SUSPENDED)
     if command in COMMANDS:
         return COMMANDS[command](chat_id, account, argument.strip(), link, member)
     if not text.strip() or command:
@@ -123,6 +128,8 @@ def _turn(chat_id: int, link, member, text: str) -> Outcome:
         submitted = services.telegram_turn(link, member, text=text, chat_id=chat_id)
     except ConversationBusy:
         return Outcome().say(chat_id, BUSY)
+    except MemberCapReached:
+        return Outcome().say(chat_id, CAP_REACHED)
     except CreditsExhausted:
         return Outcome().say(chat_id, NO_CREDITS)
     except QueueUnavailable:
@@ -187,6 +194,9 @@ def handle_click(query: CallbackQuery) -> Outcome:
         _link, member = linking.active_member(query.from_user.id)
     except linking.NotLinked:
         answer[1]["text"] = "Link your account first; nothing was done."
+        return outcome
+    except MembershipSuspended:
+        answer[1]["text"] = SUSPENDED
         return outcome
     if click is None:
         answer[1]["text"] = "This button is not valid; nothing was done."

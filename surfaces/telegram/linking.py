@@ -15,7 +15,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from organizations.members import Member, member_from_membership
+from organizations.members import Member, member_if_active
 from organizations.models import Membership
 from surfaces.telegram.models import LinkCode, TelegramLink
 
@@ -81,7 +81,8 @@ def link_redeem(code: str, *, telegram_user_id: int, chat_id: int, now: datetime
 
 def active_member(telegram_user_id: int) -> tuple[TelegramLink, Member]:
     """The link this Telegram user speaks through now and its verified
-    member. Raises NotLinked (a link whose membership is gone is removed)."""
+    member. Raises NotLinked (a link whose membership is gone is removed) or
+    MembershipSuspended."""
     link = TelegramLink.objects.filter(telegram_user_id=telegram_user_id, active=True).first()
     if link is None:
         raise NotLinked
@@ -93,7 +94,8 @@ def active_member(telegram_user_id: int) -> tuple[TelegramLink, Member]:
     if membership is None:
         link.delete()
         raise NotLinked
-    return link, member_from_membership(membership)
+    # A suspended membership keeps its link (lifting restores it) but opens nothing.
+    return link, member_if_active(membership)
 
 
 def links_of_account(telegram_user_id: int) -> list[TelegramLink]:

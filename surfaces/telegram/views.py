@@ -10,11 +10,11 @@ from django.shortcuts import redirect, render
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods, require_POST
 
-from assistant.web.members import member_required
-from assistant.web.views import shell_context, with_csp
 from surfaces.telegram import linking
 from surfaces.telegram.handlers import record_received
 from surfaces.telegram.models import ReceivedUpdate
+from web.members import member_required
+from web.views import shell_context, with_csp
 
 logger = logging.getLogger("surfaces.telegram")
 

@@ -112,7 +112,8 @@ def test_every_operation_documents_the_shared_refusals_in_the_one_error_shape(do
         where = f"{method.upper()} {path}"
         assert set(error_codes(document, op, "401")) == {"not_authenticated", "authentication_failed"}, where
         assert error_codes(document, op, "429") == ["throttled"], where
-        assert {"no_organization", "permission_denied"} <= set(error_codes(document, op, "403")), where
+        assert {"no_organization", "permission_denied", "membership_suspended"} <= set(
+            error_codes(document, op, "403")), where
         assert "organization_required" in error_codes(document, op, "400"), where
         assert "organization_not_found" in error_codes(document, op, "404"), where
         for status, response in op["responses"].items():
@@ -132,7 +133,7 @@ def test_operations_with_a_body_document_its_refusals(document):
 
 def test_each_operation_documents_its_own_codes(document):
     chat = operation(document, "chat")
-    assert error_codes(document, chat, "402") == ["credits_exhausted"]
+    assert error_codes(document, chat, "402") == ["credits_exhausted", "member_cap_reached"]
     assert error_codes(document, chat, "409") == ["conversation_busy", "conversation_full"]
     assert error_codes(document, chat, "503") == ["queue_unavailable", "model_unavailable"]
     put = operation(document, "conversation_put")

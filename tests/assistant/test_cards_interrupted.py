@@ -141,7 +141,7 @@ def test_a_sender_changed_between_the_claim_and_the_send_is_caught(owner, monkey
 
 
 def test_the_conversation_page_says_what_the_model_was_told():
-    from assistant.web.presenters import event_lines
+    from web.presenters import event_lines
 
     line = '{"kind": "outcome_unknown", "card_id": "x", "tool_name": "send_email", "summary": "..."}'
     assert event_lines(line, {"send_email": "Send an email"}) == [

@@ -235,6 +235,15 @@ def openai_tool_fragment(index: int, arguments: str, call_id: str = "", name: st
     return openai_chunk({"tool_calls": [fragment]})
 
 
+def openai_completion(content: str = "p") -> Reply:
+    """A non-streamed chat completion (what a one-token key verification gets)."""
+    return json_reply(200, {
+        "id": "chatcmpl-v", "object": "chat.completion", "created": 0, "model": "m",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "length"}],
+        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+    })
+
+
 def openai_sse(chunks: list[dict[str, Any]], chunk_size: int = 23) -> Reply:
     """Data-only server-sent events, ending with `data: [DONE]`."""
     body = "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"

@@ -12,6 +12,7 @@ from django.core.management import call_command
 from assistant import secrets
 from assistant.models import ProviderKey
 from assistant.secrets import SecretError, key_hint, open_secret, reseal_all, seal_secret
+from tests.fakes.wire_servers import WireServer, json_reply, openai_completion
 
 KEY = "sk-live-0123456789abcdefWXYZ"
 
@@ -107,17 +108,41 @@ def test_the_hint_is_the_last_four_characters_of_a_long_enough_key():
     assert key_hint("short-key") == "…"
 
 
-def test_staff_add_a_key_in_the_admin_and_see_only_its_hint(admin_client, acme):
+@pytest.fixture
+def infomaniak(settings):
+    """A local server speaking the provider's wire protocol: the key is verified when saved."""
+    with WireServer() as wire:
+        settings.INFOMANIAK_AI_PRODUCT_ID = "4242"
+        settings.INFOMANIAK_AI_BASE_URL = wire.url + "/v1"
+        yield wire
+
+
+def test_staff_add_a_key_in_the_admin_and_see_only_its_hint(admin_client, acme, infomaniak):
+    infomaniak.reply(openai_completion())
     response = admin_client.post("/admin/assistant/providerkey/add/", {
         "organization": acme.pk, "provider": "infomaniak", "key": KEY,
     })
     assert response.status_code == 302
+    assert infomaniak.requests[0].headers["authorization"] == f"Bearer {KEY}"
     key = ProviderKey.objects.get()
     assert key.hint == "…WXYZ" and key.created_by.username == "admin"
     assert open_secret(key.sealed, acme.pk, "infomaniak") == KEY
     for page in ("/admin/assistant/providerkey/", f"/admin/assistant/providerkey/{key.pk}/change/"):
         html = admin_client.get(page).content.decode()
         assert "…WXYZ" in html and KEY not in html and key.sealed not in html
+
+
+def test_a_key_the_provider_refuses_in_the_admin_is_not_saved(admin_client, acme, infomaniak):
+    infomaniak.reply(json_reply(401, {"error": {"message": "RAW-PROVIDER-TEXT", "type": "invalid_request_error"}}))
+
+    response = admin_client.post("/admin/assistant/providerkey/add/", {
+        "organization": acme.pk, "provider": "infomaniak", "key": KEY,
+    })
+
+    html = response.content.decode()
+    assert response.status_code == 200 and "The provider refused this key (auth)" in html
+    assert "RAW-PROVIDER-TEXT" not in html and KEY not in html
+    assert not ProviderKey.objects.exists()
 
 
 @pytest.mark.django_db(transaction=True)

@@ -6,6 +6,7 @@ import pytest
 from django.core import mail
 from django.core.cache import cache
 from django.test import Client
+from django.utils import timezone
 from mcp.shared.exceptions import MCPError
 
 from assistant.models import ActionCard
@@ -246,3 +247,19 @@ def test_a_token_acts_in_its_own_organization_and_stops_when_revoked(server, own
         json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}},
     )
     assert response.status_code == 401
+
+
+def test_a_suspended_membership_gets_401_and_lifting_it_restores_access(server, owner):
+    membership = Membership.objects.get(user=owner.user, organization=owner.organization)
+
+    def initialize():
+        return httpx2.post(
+            f"{server.url}/mcp", headers={"Authorization": f"Bearer {owner.token}",
+                                          "Accept": "application/json, text/event-stream"},
+            json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}},
+        ).status_code
+
+    Membership.objects.filter(pk=membership.pk).update(suspended_at=timezone.now(), suspended_reason="review")
+    assert initialize() == 401
+    Membership.objects.filter(pk=membership.pk).update(suspended_at=None, suspended_reason="")
+    assert initialize() != 401

@@ -41,3 +41,30 @@ def test_the_queue_down_is_a_message_and_everything_is_undone(owner, telegram_on
         assert "not available right now" in send(OLIVIA_TG, "Search my notes for x")[0]
     assert not Thread.objects.exists() and not Turn.objects.exists() and not StreamedReply.objects.exists()
     assert CreditAccount.objects.get(organization=owner.organization).reserved_micros == 0
+
+
+def test_a_suspended_member_is_refused_and_lifting_restores_the_link(owner, telegram_on):
+    from django.utils import timezone
+
+    from organizations.models import Membership
+
+    linked(owner)
+    Membership.objects.filter(user=owner.user).update(suspended_at=timezone.now(), suspended_reason="Left")
+
+    assert "membership in this organization is suspended" in send(OLIVIA_TG, "Search my notes for x")[0]
+    assert "membership in this organization is suspended" in send(OLIVIA_TG, "/credits")[0]
+    assert not Thread.objects.exists() and not Turn.objects.exists()
+    assert TelegramLink.objects.filter(user=owner.user).exists()  # the link stays
+
+    Membership.objects.filter(user=owner.user).update(suspended_at=None, suspended_reason="")
+    assert "credits left" in send(OLIVIA_TG, "/credits")[0]
+
+
+def test_a_member_past_their_cap_is_told_so_not_that_the_organization_ran_out(owner, telegram_on):
+    from organizations.models import Membership
+
+    linked(owner)
+    Membership.objects.filter(user=owner.user).update(monthly_cap_credits=1)
+
+    assert "reached your monthly limit" in send(OLIVIA_TG, "Search my notes for x")[0]
+    assert not Thread.objects.exists() and not Turn.objects.exists()

@@ -5,7 +5,7 @@ from html.parser import HTMLParser
 
 import pytest
 
-from assistant.web.markdown import render_markdown, sanitize
+from web.markdown import render_markdown, sanitize
 
 NASTY = [
     "<script>alert(1)</script>",

@@ -133,7 +133,7 @@ def test_the_sidebar_is_newest_first_with_relative_dates(owner, owner_web):
 
 
 def test_the_sidebar_pages_older_conversations(owner, owner_web, settings):
-    from assistant.web import selectors
+    from web import selectors
 
     for number in range(selectors.SIDEBAR_PAGE + 1):
         make_conversation(owner, title=f"Conversation {number}")

@@ -17,6 +17,7 @@ from django.urls import reverse
 from organizations.api import SESSION_ORGANIZATION_KEY
 from organizations.members import (
     Member,
+    MembershipSuspended,
     NoOrganization,
     OrganizationNotFound,
     OrganizationRequired,
@@ -62,6 +63,10 @@ def member_required(view=None, *, fragment: bool = False):
                 return redirect(f"{reverse('web-organizations')}?{query}")
             except NoOrganization:
                 return render(request, "web/no_organization.html", status=403)
+            except MembershipSuspended:
+                if fragment:
+                    return HttpResponse("Your membership is suspended.", status=403, content_type="text/plain")
+                return render(request, "web/no_organization.html", {"suspended": True}, status=403)
             return view_function(request, *args, **kwargs)
 
         return wrapper

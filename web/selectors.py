@@ -12,11 +12,11 @@ from django.utils import timezone
 from assistant import selectors as assistant_selectors
 from assistant.models import ActionCard, Turn
 from assistant.tools.registry import all_tools
-from assistant.web import presenters
 from conversations import selectors as conversation_selectors
 from conversations.models import Thread
 from organizations.access_log import staff_accesses_of
 from organizations.members import Member
+from web import presenters
 
 SIDEBAR_PAGE = 50
 

@@ -9,9 +9,9 @@ from django.http import Http404
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
-from assistant.web.members import member_required
-from assistant.web.views import shell_context, with_csp
 from organizations import tokens
+from web.members import member_required
+from web.views import shell_context, with_csp
 
 LIFETIMES = [(30, "30 days"), (90, "90 days"), (365, "1 year")]
 

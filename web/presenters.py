@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from assistant.web.markdown import render_markdown
+from web.markdown import render_markdown
 
 # Longer results start collapsed in the page (the person can expand them).
 LONG_RESULT_CHARS = 1200

@@ -15,14 +15,14 @@ from django.urls import reverse, reverse_lazy
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_http_methods
 
+from assistant.org_models import option_for_choice
 from assistant.proposals import TRIFECTA_WARNING
-from assistant.providers import selected_option
-from assistant.web import selectors
-from assistant.web.members import member_required
 from conversations.selectors import ConversationNotFound
 from credits.selectors import credits_summary
 from organizations.api import SESSION_ORGANIZATION_KEY
 from organizations.members import memberships_of
+from web import selectors
+from web.members import member_required
 
 EXAMPLES = [
     "Search my notes for budget",
@@ -57,16 +57,17 @@ def with_csp(view):
 def shell_context(request) -> dict:
     """What the header shows on every page: credits, where data is processed, organizations."""
     member = request.member
+    memberships = memberships_of(request.user)
+    organization = next((m.organization for m in memberships if m.organization_id == member.organization_id), None)
     try:
-        option = selected_option()
+        # The organization's model choice (the top bar and the data page follow it).
+        option = option_for_choice(member.organization_id, organization.model_option if organization else "")
         processing = {"label": option.processing_label, "location": option.location, "model": option.label}
     except ImproperlyConfigured:
         processing = {"label": "No model available", "location": "none", "model": ""}
-    memberships = memberships_of(request.user)
     return {
         "member": member,
-        "organization": next((m.organization for m in memberships if m.organization_id == member.organization_id),
-                             None),
+        "organization": organization,
         "organizations": [m.organization for m in memberships] if len(memberships) > 1 else [],
         "credits": credits_summary(member),
         "processing": processing,

@@ -1,0 +1,72 @@
+"""The operators' exports page in the admin (/admin/assistant/turn/exports/):
+pick what, which organization and period, and a format; the file streams."""
+
+from datetime import UTC, datetime, time, timedelta
+
+from django import forms
+from django.core.exceptions import PermissionDenied
+from django.http import StreamingHttpResponse
+from django.template.response import TemplateResponse
+
+from assistant import exports
+from organizations.models import Organization
+
+# Who may download what: the ledger and the usage are accounting, the turns are the assistant's.
+PERMISSIONS = {"ledger": "credits.view_ledgerentry", "usage": "credits.view_ledgerentry",
+               "turns": "assistant.view_turn"}
+CONTENT_TYPES = {"csv": "text/csv; charset=utf-8", "json": "application/json"}
+
+
+class ExportForm(forms.Form):
+    what = forms.ChoiceField(choices=[("ledger", "Ledger of an organization and month"),
+                                      ("usage", "Usage per person per month"),
+                                      ("turns", "Turns of a period")])
+    organization = forms.ModelChoiceField(queryset=Organization.objects.order_by("name"), to_field_name="slug",
+                                          required=False, help_text="Needed for the ledger and the usage.")
+    month = forms.RegexField(regex=r"^\d{4}-(0[1-9]|1[0-2])$", required=False, help_text="YYYY-MM (UTC).")
+    start = forms.DateField(required=False, help_text="Turns created from this day (UTC)…")
+    end = forms.DateField(required=False, help_text="…up to and including this day.")
+    format = forms.ChoiceField(choices=[(fmt, fmt.upper()) for fmt in exports.FORMATS])
+
+    def clean(self):
+        data = super().clean()
+        what = data.get("what")
+        if what in ("ledger", "usage") and not data.get("organization"):
+            self.add_error("organization", "Choose an organization.")
+        if what == "ledger" and not data.get("month"):
+            self.add_error("month", "Choose a month.")
+        if what == "turns":
+            if not (data.get("start") and data.get("end")):
+                self.add_error("start", "Choose the first and last day.")
+            elif data["end"] < data["start"]:
+                self.add_error("end", "The last day comes after the first.")
+        return data
+
+
+def table_for(data: dict) -> exports.Table:
+    what = data["what"]
+    if what == "ledger":
+        return exports.ledger_table(data["organization"], data["month"])
+    if what == "usage":
+        return exports.usage_table(data["organization"], data.get("month") or None)
+    start = datetime.combine(data["start"], time.min, tzinfo=UTC)
+    end = datetime.combine(data["end"] + timedelta(days=1), time.min, tzinfo=UTC)
+    return exports.turns_table(start=start, end=end, organization=data.get("organization"))
+
+
+def exports_view(admin_site, request):
+    """GET without a choice: the form. GET with a valid choice: the file, streamed."""
+    form = ExportForm(request.GET or None)
+    if form.is_valid():
+        data = form.cleaned_data
+        if not request.user.has_perm(PERMISSIONS[data["what"]]):
+            raise PermissionDenied
+        return streamed(table_for(data), data["format"])
+    context = {**admin_site.each_context(request), "form": form, "title": "Exports"}
+    return TemplateResponse(request, "admin/assistant/exports.html", context, status=400 if form.is_bound else 200)
+
+
+def streamed(table: exports.Table, fmt: str) -> StreamingHttpResponse:
+    response = StreamingHttpResponse(exports.stream(table, fmt), content_type=CONTENT_TYPES[fmt])
+    response["Content-Disposition"] = f'attachment; filename="{table.name}.{fmt}"'
+    return response

@@ -1,0 +1,165 @@
+"""Operators' exports: an organization's ledger of a month, usage per person
+per month, and the turns of a period — as CSV or JSON, streamed.
+
+Rows are read with `.iterator()` (a server-side cursor on PostgreSQL, chunked
+fetches on SQLite) and written a batch at a time, so memory stays flat
+whatever the number of rows. Formats come from the standard library's `csv`
+and `json`: tablib and django-import-export build the whole dataset in memory
+before writing it, which is what streaming must avoid.
+
+Never content: turns are exported by their numbers (status, failure kind,
+steps, tokens, cost, model, key source), not by what was said.
+"""
+
+import csv
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from uuid import UUID
+
+from django.contrib.auth import get_user_model
+from django.db.models import Count, OuterRef, Subquery, Sum
+
+from assistant.models import Turn
+from credits.models import LedgerEntry
+from organizations.models import Organization
+
+BATCH_ROWS = 500
+FORMATS = ("csv", "json")
+
+
+@dataclass(frozen=True)
+class Table:
+    """A header and an iterator of rows (tuples in the header's order)."""
+
+    name: str
+    header: tuple[str, ...]
+    rows: Iterable[tuple]
+
+
+# --- What is exported -------------------------------------------------------------
+
+LEDGER_HEADER = ("id", "created_at", "month", "kind", "turn_id", "granted_micros", "used_micros",
+                 "reserved_micros", "actor_id", "job", "reason")
+
+
+def ledger_table(organization: Organization, month: str) -> Table:
+    rows = (
+        LedgerEntry.objects.filter(account__organization=organization, account__month=month)
+        .order_by("id")
+        .values_list("id", "created_at", "account__month", "kind", "turn_id", "granted_delta", "used_delta",
+                     "reserved_delta", "actor_id", "job", "reason")
+        .iterator(chunk_size=2000)
+    )
+    return Table(f"ledger-{organization.slug}-{month}", LEDGER_HEADER, rows)
+
+
+USAGE_HEADER = ("month", "user_id", "username", "turns", "used_micros", "reserved_micros")
+
+
+def usage_rows(organization_id: int, month: str | None = None) -> list[tuple]:
+    """Per person and month: turns started, micros used and still reserved.
+
+    A turn's person is the actor of its start reservation (credits keep no
+    turn rows); an erased person's turns count under no one (user_id None).
+    One row per person and month, so a list (bounded by the members).
+    """
+    person = LedgerEntry.objects.filter(turn_id=OuterRef("turn_id"), kind=LedgerEntry.Kind.RESERVE).values(
+        "actor_id")[:1]
+    entries = LedgerEntry.objects.filter(account__organization_id=organization_id, turn_id__isnull=False)
+    if month:
+        entries = entries.filter(account__month=month)
+    grouped = (
+        entries.annotate(person=Subquery(person))
+        .values("account__month", "person")
+        .annotate(turns=Count("turn_id", distinct=True), used=Sum("used_delta"), reserved=Sum("reserved_delta"))
+        .order_by("account__month", "person")
+    )
+    rows = list(grouped)
+    names = dict(get_user_model().objects.filter(pk__in={row["person"] for row in rows}).values_list(
+        "pk", "username"))
+    return [
+        (row["account__month"], row["person"], names.get(row["person"], ""), row["turns"], row["used"],
+         row["reserved"])
+        for row in rows
+    ]
+
+
+def usage_table(organization: Organization, month: str | None) -> Table:
+    return Table(f"usage-{organization.slug}-{month or 'all'}", USAGE_HEADER, usage_rows(organization.pk, month))
+
+
+TURNS_HEADER = ("id", "created_at", "finished_at", "organization", "user_id", "status", "failure_kind", "steps",
+                "tool_calls", "input_tokens", "output_tokens", "cache_write_tokens", "cache_read_tokens",
+                "reserved_micros", "cost_micros", "model_option", "key_source")
+
+
+def turns_table(*, start: datetime, end: datetime, organization: Organization | None = None) -> Table:
+    turns = Turn.objects.filter(created_at__gte=start, created_at__lt=end)
+    if organization is not None:
+        turns = turns.filter(organization=organization)
+    rows = turns.order_by("created_at", "id").values_list(
+        "id", "created_at", "finished_at", "organization__slug", "user_id", "status", "failure_kind", "steps",
+        "tool_calls", "input_tokens", "output_tokens", "cache_write_tokens", "cache_read_tokens",
+        "reserved_micros", "cost_micros", "model_option", "key_source",
+    ).iterator(chunk_size=2000)
+    scope = organization.slug if organization else "all"
+    return Table(f"turns-{scope}-{start:%Y%m%d}-{end:%Y%m%d}", TURNS_HEADER, rows)
+
+
+# --- How it is written ----------------------------------------------------------------
+
+
+class _Line:
+    """A file-like object whose write returns what it was given (csv.writer then
+    formats one row at a time without a buffer)."""
+
+    def write(self, value: str) -> str:
+        return value
+
+
+def _batched(pieces: Iterator[str]) -> Iterator[str]:
+    """Join pieces BATCH_ROWS at a time: fewer, larger chunks on the wire."""
+    batch: list[str] = []
+    for piece in pieces:
+        batch.append(piece)
+        if len(batch) >= BATCH_ROWS:
+            yield "".join(batch)
+            batch = []
+    if batch:
+        yield "".join(batch)
+
+
+def csv_lines(table: Table) -> Iterator[str]:
+    writer = csv.writer(_Line())
+    yield writer.writerow(table.header)
+    yield from _batched(writer.writerow(_plain(row)) for row in table.rows)
+
+
+def json_lines(table: Table) -> Iterator[str]:
+    """A JSON array of objects, one per row, written as the rows come."""
+
+    def pieces() -> Iterator[str]:
+        opened = False
+        for row in table.rows:
+            record = json.dumps(dict(zip(table.header, _plain(row), strict=True)), ensure_ascii=False)
+            yield ("," if opened else "[") + "\n" + record
+            opened = True
+        yield "\n]\n" if opened else "[]\n"
+
+    return _batched(pieces())
+
+
+def _plain(row: tuple) -> tuple:
+    """Values as CSV and JSON write them: datetimes in ISO 8601, UUIDs as text."""
+    return tuple(
+        value.isoformat() if isinstance(value, datetime) else str(value) if isinstance(value, UUID) else value
+        for value in row
+    )
+
+
+def stream(table: Table, fmt: str) -> Iterator[str]:
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown export format {fmt!r}")
+    return csv_lines(table) if fmt == "csv" else json_lines(table)

@@ -1,0 +1,181 @@
+"""What an organization runs on: its model option and whose key pays.
+
+An organization chooses its model among the options the deployment allows
+(`ASSISTANT_MODEL_OPTIONS`, or every usable one) and that respect the residency
+rules; with its own key for that option's provider, turns run on that key
+(opened in the worker, at the call, never logged), otherwise on the
+deployment's. Model clients built here carry an organization's key: they are
+never cached across organizations (see `turn_key`).
+"""
+
+import logging
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+from django.db import transaction
+
+from assistant.clients.base import ProviderError
+from assistant.models import ProviderKey
+from assistant.providers import CATALOG, ModelOption, client_for, model_option, selected_option, unusable_reason
+from assistant.secrets import key_hint, open_secret, seal_secret
+from organizations.members import Member
+from organizations.models import Organization
+from organizations.services import change_record
+
+logger = logging.getLogger("assistant.org_models")
+
+DEPLOYMENT = "deployment"
+
+
+class ModelNotAllowed(ValueError):
+    """The option is not among those the deployment allows, or breaks the residency rules here."""
+
+
+class KeyRefused(Exception):
+    """The provider refused the key when it was verified; `kind` is safe to show (never its text)."""
+
+    def __init__(self, kind: str):
+        super().__init__(kind)
+        self.kind = kind
+
+
+class NotOrganizationAdmin(PermissionError):
+    """Only a member with role `admin` changes the organization's settings."""
+
+
+@dataclass(frozen=True)
+class TurnKey:
+    """The key a call uses: `api_key` empty means the deployment's own.
+    `source` is what the turn records ("deployment" or the key's hint)."""
+
+    api_key: str
+    source: str
+
+
+# --- Reading: which option, which key -------------------------------------------
+
+
+def allowed_options(organization_id: int | None = None) -> list[ModelOption]:
+    """The options an organization may choose: allowed by the deployment and
+    usable now (with the organization's own key standing in for a missing
+    deployment key; the residency rules apply either way)."""
+    allowed = set(settings.ASSISTANT_MODEL_OPTIONS)
+    own = set(_own_key_providers(organization_id)) if organization_id else set()
+    # The rules only ask whether some key is there: a stand-in for the sealed
+    # one, which is opened in the worker only.
+    return [
+        option for option in CATALOG
+        if (not allowed or option.id in allowed)
+        and unusable_reason(option, api_key="organization-key" if option.provider in own else "") is None
+    ]
+
+
+def _own_key_providers(organization_id: int) -> list[str]:
+    return list(ProviderKey.objects.filter(organization_id=organization_id).values_list("provider", flat=True))
+
+
+def option_for_organization(organization_id: int) -> ModelOption:
+    """The organization's chosen option, or the deployment's (ASSISTANT_MODEL).
+
+    A chosen option that is no longer allowed or usable is a configuration
+    error (ImproperlyConfigured), never a silent fallback: that could move the
+    organization's data somewhere it did not choose.
+    """
+    chosen = Organization.objects.values_list("model_option", flat=True).get(pk=organization_id)
+    return option_for_choice(organization_id, chosen)
+
+
+def option_for_choice(organization_id: int, chosen: str) -> ModelOption:
+    """As option_for_organization, for a caller that has read the organization's choice."""
+    if not chosen:
+        return selected_option()
+    if chosen not in {option.id for option in allowed_options(organization_id)}:
+        raise ImproperlyConfigured(f"organization {organization_id}'s model option {chosen!r} is not usable here")
+    return model_option(chosen)
+
+
+def key_for(organization_id: int, provider: str) -> TurnKey:
+    """The organization's own key for `provider`, opened, or the deployment's."""
+    row = ProviderKey.objects.filter(organization_id=organization_id, provider=provider).values_list(
+        "sealed", "hint").first()
+    if row is None:
+        return TurnKey("", DEPLOYMENT)
+    sealed, hint = row
+    return TurnKey(open_secret(sealed, organization_id, provider), hint)
+
+
+def turn_key(option: ModelOption, organization_id: int) -> TurnKey:
+    """The key a turn on `option` runs with: the organization's own for the
+    option's provider, else the deployment's. A client built with an
+    organization's key is made for that turn only, never shared (assistant.loop)."""
+    if option.provider == "offline":
+        return TurnKey("", DEPLOYMENT)
+    return key_for(organization_id, option.provider)
+
+
+# --- Writing: the organization admin's (or an operator's) changes -----------------
+
+
+def check_admin(member: Member) -> None:
+    if not member.is_admin:
+        raise NotOrganizationAdmin
+
+
+def model_choose(member: Member, *, option_id: str, actor=None) -> None:
+    """Set the organization's model option ("" returns to the deployment's)."""
+    check_admin(member)
+    if option_id and option_id not in {option.id for option in allowed_options(member.organization_id)}:
+        raise ModelNotAllowed(option_id)
+    with transaction.atomic():
+        Organization.objects.filter(pk=member.organization_id).update(model_option=option_id)
+        change_record(organization_id=member.organization_id, actor_id=member.user_id, action="model",
+                      detail=option_id or "the deployment's model")
+
+
+def provider_key_save(member: Member | None, *, provider: str, plaintext: str, organization_id: int | None = None,
+                      actor_id: int | None = None, verified: bool = False) -> ProviderKey:
+    """Verify the key with one cheap call to the provider, then seal and store
+    it (replacing the organization's key for that provider). A refused key is
+    not saved: KeyRefused names the provider's error kind. `member` is None for
+    an operator's command or the staff admin; `verified` says the caller
+    already verified this very key (the admin form does, to show the refusal)."""
+    if member is not None:
+        check_admin(member)
+        organization_id, actor_id = member.organization_id, member.user_id
+    plaintext = plaintext.strip()
+    if provider not in ProviderKey.Provider.values or not plaintext:
+        raise ValueError("A provider key needs a known provider and a non-empty key.")
+    if not verified:
+        verify_key(provider, plaintext)
+    with transaction.atomic():
+        ProviderKey.objects.filter(organization_id=organization_id, provider=provider).delete()
+        key = ProviderKey.objects.create(
+            organization_id=organization_id, provider=provider, hint=key_hint(plaintext), created_by_id=actor_id,
+            sealed=seal_secret(plaintext, organization_id, provider),
+        )
+        change_record(organization_id=organization_id, actor_id=actor_id, action="provider_key_saved",
+                      detail=f"{provider} {key.hint}")
+    return key
+
+
+def provider_key_remove(member: Member, *, provider: str) -> bool:
+    check_admin(member)
+    with transaction.atomic():
+        removed, _ = ProviderKey.objects.filter(organization_id=member.organization_id, provider=provider).delete()
+        if removed:
+            change_record(organization_id=member.organization_id, actor_id=member.user_id,
+                          action="provider_key_removed", detail=provider)
+    return bool(removed)
+
+
+def verify_key(provider: str, plaintext: str) -> None:
+    """One one-token call with the key, on the first catalog option of that
+    provider; raises KeyRefused with the error kind (`auth`, `refused`, ...)."""
+    option = next(option for option in CATALOG if option.provider == provider)
+    try:
+        client = client_for(option, api_key=plaintext, max_retries=0)
+        client.verify()
+    except ProviderError as error:
+        logger.info("provider_key_refused", extra={"provider": provider, "provider_error": error.kind})
+        raise KeyRefused(error.kind) from None

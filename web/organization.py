@@ -1,0 +1,265 @@
+"""The organization page, for members with role `admin` (anyone else: 404):
+the model choice, provider keys (add, replace, remove; the hint only), the
+month's usage per person, the caps, the members with their role and state,
+and the log of every change. Thin views over assistant.org_models and
+organizations.services; each POST redirects back (or answers 400)."""
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from django import forms
+from django.contrib import messages
+from django.http import Http404, StreamingHttpResponse
+from django.shortcuts import redirect, render
+from django.utils import timezone
+from django.views.decorators.http import require_GET, require_POST
+
+from assistant import exports
+from assistant.models import ProviderKey
+from assistant.org_models import (
+    KeyRefused,
+    ModelNotAllowed,
+    allowed_options,
+    model_choose,
+    provider_key_remove,
+    provider_key_save,
+)
+from credits.money import credits_from_micros, current_month
+from organizations.members import Member
+from organizations.models import Membership, Organization, OrganizationChange
+from organizations.services import (
+    CannotSuspendSelf,
+    default_cap_set_by_admin,
+    member_cap_set_by_admin,
+    member_restore,
+    member_suspend,
+)
+from web.members import member_required
+from web.views import shell_context, with_csp
+
+CHANGES_SHOWN = 50
+
+
+# --- Reads ------------------------------------------------------------------------
+
+
+@dataclass
+class MemberRow:
+    user_id: int
+    username: str
+    role: str
+    cap_credits: int | None
+    suspended_at: datetime | None
+    suspended_reason: str
+    turns: int = 0
+    used_credits: int = 0
+    reserved_credits: int = 0
+
+
+@dataclass
+class OrganizationPage:
+    organization: Organization
+    month: str
+    options: list
+    keys: list[ProviderKey]
+    members: list[MemberRow]
+    changes: list[OrganizationChange]
+
+
+def organization_page(member: Member) -> OrganizationPage:
+    """What the page shows; a member without the admin role gets Http404."""
+    admin_only(member)
+    organization = Organization.objects.get(pk=member.organization_id)
+    month = current_month(timezone.now())
+    rows = {
+        membership.user_id: MemberRow(
+            membership.user_id, membership.user.username, membership.role, membership.monthly_cap_credits,
+            membership.suspended_at, membership.suspended_reason,
+        )
+        for membership in Membership.objects.filter(organization_id=member.organization_id)
+        .select_related("user").order_by("user__username")
+    }
+    for _month, user_id, _name, turns, used, reserved in exports.usage_rows(member.organization_id, month):
+        if user_id in rows:
+            row = rows[user_id]
+            row.turns, row.used_credits, row.reserved_credits = turns, credits_from_micros(used), \
+                credits_from_micros(reserved)
+    return OrganizationPage(
+        organization=organization, month=month, options=allowed_options(member.organization_id),
+        keys=list(ProviderKey.objects.filter(organization_id=member.organization_id).order_by("provider")),
+        members=list(rows.values()),
+        changes=list(OrganizationChange.objects.filter(organization_id=member.organization_id)[:CHANGES_SHOWN]),
+    )
+
+
+def admin_only(member: Member) -> None:
+    # Not found, as for anything that is not theirs: the page's existence is not a secret,
+    # but a 404 keeps one answer for every refusal.
+    if not member.is_admin:
+        raise Http404("No such page.")
+
+
+# --- Forms ------------------------------------------------------------------------
+
+
+class CapField(forms.IntegerField):
+    """Whole credits; empty means no cap."""
+
+    def __init__(self, **kwargs):
+        super().__init__(required=False, min_value=0, max_value=10_000_000, **kwargs)
+
+
+class ModelForm(forms.Form):
+    option = forms.CharField(required=False, max_length=100)
+
+
+class KeyForm(forms.Form):
+    provider = forms.ChoiceField(choices=ProviderKey.Provider.choices)
+    key = forms.CharField(strip=True, max_length=500)
+
+
+class CapForm(forms.Form):
+    credits = CapField()
+
+
+class SuspendForm(forms.Form):
+    reason = forms.CharField(strip=True, max_length=300)
+
+
+# --- Views ------------------------------------------------------------------------
+
+
+def _page(request, *, status: int = 200):
+    return render(request, "web/organization.html", {
+        **shell_context(request), "page": organization_page(request.member),
+        "providers": ProviderKey.Provider.choices,
+    }, status=status)
+
+
+def _refused(request, text: str):
+    messages.error(request, text)
+    return _page(request, status=400)
+
+
+@require_GET
+@member_required
+@with_csp
+def organization(request):
+    return _page(request)
+
+
+@require_POST
+@member_required
+@with_csp
+def choose_model(request):
+    admin_only(request.member)
+    form = ModelForm(request.POST)
+    try:
+        if not form.is_valid():
+            raise ModelNotAllowed
+        model_choose(request.member, option_id=form.cleaned_data["option"])
+    except ModelNotAllowed:
+        return _refused(request, "That model is not among the ones this deployment allows.")
+    messages.success(request, "The model was changed.")
+    return redirect("web-organization")
+
+
+@require_POST
+@member_required
+@with_csp
+def save_key(request):
+    admin_only(request.member)
+    form = KeyForm(request.POST)
+    if not form.is_valid():
+        return _refused(request, "Choose a provider and paste its key.")
+    try:
+        key = provider_key_save(request.member, provider=form.cleaned_data["provider"],
+                                plaintext=form.cleaned_data["key"])
+    except KeyRefused as refusal:
+        return _refused(request, f"The provider refused this key ({refusal.kind}); it was not saved.")
+    messages.success(request, f"The {key.get_provider_display()} key {key.hint} was saved.")
+    return redirect("web-organization")
+
+
+@require_POST
+@member_required
+@with_csp
+def remove_key(request, provider: str):
+    admin_only(request.member)
+    if not provider_key_remove(request.member, provider=provider):
+        raise Http404("No such key.")
+    messages.success(request, "The key was removed.")
+    return redirect("web-organization")
+
+
+@require_POST
+@member_required
+@with_csp
+def default_cap(request):
+    admin_only(request.member)
+    form = CapForm(request.POST)
+    if not form.is_valid():
+        return _refused(request, "A cap is a whole number of credits (or empty for none).")
+    default_cap_set_by_admin(request.member, credits=form.cleaned_data["credits"])
+    messages.success(request, "The default cap was changed.")
+    return redirect("web-organization")
+
+
+@require_POST
+@member_required
+@with_csp
+def member_cap(request, user_id: int):
+    admin_only(request.member)
+    form = CapForm(request.POST)
+    if not form.is_valid():
+        return _refused(request, "A cap is a whole number of credits (or empty for none).")
+    try:
+        member_cap_set_by_admin(request.member, user_id=user_id, credits=form.cleaned_data["credits"])
+    except Membership.DoesNotExist:
+        raise Http404("No such member.") from None
+    messages.success(request, "The cap was changed.")
+    return redirect("web-organization")
+
+
+@require_POST
+@member_required
+@with_csp
+def suspend(request, user_id: int):
+    admin_only(request.member)
+    form = SuspendForm(request.POST)
+    if not form.is_valid():
+        return _refused(request, "A suspension needs a reason.")
+    try:
+        member_suspend(request.member, user_id=user_id, reason=form.cleaned_data["reason"])
+    except Membership.DoesNotExist:
+        raise Http404("No such member.") from None
+    except CannotSuspendSelf:
+        return _refused(request, "You can't suspend yourself.")
+    messages.success(request, "The member was suspended.")
+    return redirect("web-organization")
+
+
+@require_POST
+@member_required
+@with_csp
+def restore(request, user_id: int):
+    admin_only(request.member)
+    try:
+        member_restore(request.member, user_id=user_id)
+    except Membership.DoesNotExist:
+        raise Http404("No such member.") from None
+    messages.success(request, "The suspension was lifted.")
+    return redirect("web-organization")
+
+
+@require_GET
+@member_required
+@with_csp
+def usage_csv(request):
+    """The month's usage per person, as CSV (the operators' usage export, for this organization)."""
+    admin_only(request.member)
+    organization = Organization.objects.get(pk=request.member.organization_id)
+    table = exports.usage_table(organization, current_month(timezone.now()))
+    response = StreamingHttpResponse(exports.stream(table, "csv"), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{table.name}.csv"'
+    return response

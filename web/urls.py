@@ -1,0 +1,27 @@
+from django.urls import path
+
+from web import organization, tokens, views
+
+urlpatterns = [
+    path("", views.chat, name="web-chat"),
+    path("c/<uuid:conversation_id>/", views.chat, name="web-conversation"),
+    path("c/<uuid:conversation_id>/messages", views.conversation_messages, name="web-conversation-messages"),
+    path("conversations/list", views.sidebar_list, name="web-sidebar"),
+    path("cards/<uuid:card_id>/", views.card, name="web-card"),
+    path("organizations/", views.organizations, name="web-organizations"),
+    path("data/", views.data, name="web-data"),
+    path("organization/", organization.organization, name="web-organization"),
+    path("organization/model", organization.choose_model, name="web-organization-model"),
+    path("organization/keys", organization.save_key, name="web-organization-key-save"),
+    path("organization/keys/<str:provider>/remove", organization.remove_key, name="web-organization-key-remove"),
+    path("organization/default-cap", organization.default_cap, name="web-organization-default-cap"),
+    path("organization/members/<int:user_id>/cap", organization.member_cap, name="web-organization-member-cap"),
+    path("organization/members/<int:user_id>/suspend", organization.suspend, name="web-organization-suspend"),
+    path("organization/members/<int:user_id>/restore", organization.restore, name="web-organization-restore"),
+    path("organization/usage.csv", organization.usage_csv, name="web-organization-usage"),
+    path("tokens/", tokens.token_list, name="web-tokens"),
+    path("tokens/new", tokens.token_create, name="web-token-create"),
+    path("tokens/<uuid:public_id>/revoke", tokens.token_revoke, name="web-token-revoke"),
+    path("login/", views.login, name="login"),
+    path("logout/", views.logout, name="logout"),
+]
