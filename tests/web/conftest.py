@@ -47,7 +47,7 @@ def make_conversation(person, *, title="Trip to Zurich", content="Plan my **trip
     moment = moment or timezone.now()
     thread = Thread.objects.create(
         organization=person.organization, user=person.user, title=title, created_at=moment, updated_at=moment,
-        last_activity_at=moment, status=status,
+        last_activity_at=moment, status=status, next_seq=2,  # as the write paths keep it: two messages below
     )
     turn = Turn.objects.create(
         thread=thread, organization=person.organization, user=person.user, model_option="offline",
