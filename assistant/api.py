@@ -10,7 +10,7 @@ from rest_framework import renderers, serializers, status
 from rest_framework.response import Response
 from sse_starlette.event import ServerSentEvent
 
-from assistant import chat, progress, selectors
+from assistant import chat, progress, selectors, turns
 from config.api_errors import ApiError, bad_request, conflict, not_found
 from config.serializers import StrictCharField, StrictSerializer, StrictUUIDField, parse_uuid
 from conversations.api import BUSY
@@ -106,6 +106,32 @@ def turn_or_404(member, raw_id: str):
         return selectors.turn_get_for_member(member, parse_turn_id(raw_id))
     except selectors.TurnNotFound:
         raise not_found("No such turn.") from None
+
+
+CancelResponse = inline_serializer("TurnCancel", {
+    "id": serializers.UUIDField(),
+    "status": serializers.ChoiceField(choices=["cancelled", "running"], help_text=(
+        "`cancelled`: the turn was queued and is ended (no cost). `running`: its worker stops it at the next "
+        "safe point, then the turn ends `cancelled` with the text so far and the credits actually spent.")),
+})
+
+
+class TurnCancelView(MemberAPIView):
+    # Counted with the card clicks, not the messages: a Stop must not use up the person's sends.
+    throttle_scopes = {"POST": "cards"}
+
+    @extend_schema(parameters=[ORGANIZATION_PARAMETER], request=None,
+                   responses={200: CancelResponse, 202: CancelResponse})
+    def post(self, request, turn_id: str):
+        parsed = parse_turn_id(turn_id)
+        try:
+            result = turns.turn_cancel(self.member, turn_id=parsed)
+        except selectors.TurnNotFound:
+            raise not_found("No such turn.") from None
+        except turns.TurnEnded:
+            raise conflict("turn_ended", "This reply has already ended.") from None
+        code = status.HTTP_200_OK if result.status == "cancelled" else status.HTTP_202_ACCEPTED
+        return Response({"id": str(result.turn_id), "status": result.status}, status=code)
 
 
 class EventStreamRenderer(renderers.BaseRenderer):

@@ -11,6 +11,7 @@ import json
 import logging
 import time
 from collections.abc import Callable
+from contextlib import closing
 from dataclasses import dataclass
 from uuid import UUID
 
@@ -29,7 +30,7 @@ from assistant.clients.base import (
     Usage,
 )
 from assistant.history import history_bytes, load_context, request_token_bound
-from assistant.models import Turn
+from assistant.models import ENDED_STATUSES, Turn
 from assistant.pacing import PAUSE, paced
 from assistant.providers import ModelOption, client_for, model_option
 from assistant.tools import framework
@@ -68,6 +69,9 @@ NOTICES = {
     Turn.FailureKind.QUEUE: "The assistant could not start this reply. Please try again.",
     Turn.FailureKind.CREDITS: "Your organization's credits ran out during this reply, so it was stopped.",
 }
+CANCELLED_NOTICE = "You stopped this reply."
+# How often, at most, the loop reads the Stop flag while a model streams (or pauses).
+CANCEL_CHECK_SECONDS = 0.5
 CEILING_NOTICE = "This reply reached the most one reply may cost, so it was stopped. You can ask to continue."
 
 
@@ -78,6 +82,10 @@ class TurnStopped(Exception):
         super().__init__(kind)
         self.kind = kind
         self.notice = notice
+
+
+class TurnCancelled(Exception):
+    """The person pressed Stop (Turn.cancel_requested_at): raised at a safe point."""
 
 
 class ToolCrashed(Exception):
@@ -165,7 +173,7 @@ def finish_turn(
     now = timezone.now()
     with transaction.atomic():
         turn = Turn.objects.select_for_update().get(id=turn_id)
-        if turn.status in (Turn.Status.DONE, Turn.Status.FAILED):
+        if turn.status in ENDED_STATUSES:
             return False
         if expect_status is not None and turn.status != expect_status:
             return False
@@ -279,6 +287,11 @@ class TurnRunner:
         self.tool_specs = framework.tool_specs(self.tools)
         self.tools_bytes = len(json.dumps([vars(spec) for spec in self.tool_specs]).encode())
         self.held_micros = turn.reserved_micros
+        self.cancel_checked_at = self.deadline - settings.ASSISTANT_TURN_SECONDS  # the start: no extra reading
+        # What the call being streamed has cost so far when the stream is closed
+        # before the provider reported its usage (see _estimate_unreported_usage).
+        self.unreported_usage = Usage()
+        self.call_input_bound = 0
 
     def run(self) -> Outcome:
         try:
@@ -288,6 +301,9 @@ class TurnRunner:
             return self._loop()
         except TurnStopped as stop:
             return Outcome(Turn.Status.FAILED, stop.kind, stop.notice)
+        except TurnCancelled:
+            self.usage = self.usage + self.unreported_usage
+            return Outcome(Turn.Status.CANCELLED, "", CANCELLED_NOTICE)
         except ProviderError as error:
             kind = Turn.FailureKind.TIMEOUT if error.kind == "timeout" else Turn.FailureKind.API
             logger.warning("turn_provider_error", extra={"turn_id": str(self.turn.id), "provider_error": error.kind})
@@ -306,6 +322,7 @@ class TurnRunner:
 
     def _loop(self) -> Outcome:
         for _ in range(settings.ASSISTANT_MAX_STEPS):
+            self._stop_if_cancelled()
             context = load_context(self.turn.thread_id)
             history = context.items
             # The guard follows what the model is about to see: every tool
@@ -335,6 +352,7 @@ class TurnRunner:
         when what the turn holds does not cover what it spent plus the bound."""
         input_bound = request_token_bound(system=request.system, tools_bytes=self.tools_bytes,
                                           history=request.history)
+        self.call_input_bound = input_bound
         bound = call_bound_micros(self.option, input_tokens=input_bound, output_tokens=request.max_tokens)
         needed = request_micros(self.option, self.usage) + bound
         if needed > micros_from_credits(settings.ASSISTANT_TURN_MAX_CREDITS):
@@ -349,6 +367,17 @@ class TurnRunner:
             logger.info("turn_credits_exhausted", extra={"turn_id": str(self.turn.id), "needed_micros": needed})
             raise TurnStopped(Turn.FailureKind.CREDITS, NOTICES[Turn.FailureKind.CREDITS]) from None
 
+    def _stop_if_cancelled(self) -> None:
+        """A safe point: the person's Stop ends the turn here (one indexed read)."""
+        if Turn.objects.filter(id=self.turn.id, cancel_requested_at__isnull=False).exists():
+            raise TurnCancelled
+
+    def _stop_if_cancelled_while_streaming(self) -> None:
+        now = self.clock()
+        if now - self.cancel_checked_at >= CANCEL_CHECK_SECONDS:
+            self.cancel_checked_at = now
+            self._stop_if_cancelled()
+
     def _check_time(self) -> None:
         if self.clock() > self.deadline:
             raise TurnStopped(Turn.FailureKind.TIMEOUT, NOTICES[Turn.FailureKind.TIMEOUT])
@@ -361,17 +390,19 @@ class TurnRunner:
         self.steps += 1
         calls: list[ToolCallEvent] = []
         streamed = StreamedText(lambda text: self._flush_text(reply, text), clock=self.clock)
+        reported = False
         try:
-            for event in paced(lambda: self.client.stream(request), lambda: self._wait_seconds(streamed)):
-                self._check_time()
-                if event is PAUSE:
-                    streamed.write_if_due()
-                elif isinstance(event, TextDelta):
-                    streamed.add(event.text)
-                elif isinstance(event, ToolCallEvent):
-                    calls.append(event)
-                elif isinstance(event, Usage):
-                    self.usage = self.usage + event
+            # closing(): a Stop leaves the loop early; the model's stream is closed at once.
+            with closing(paced(lambda: self.client.stream(request), lambda: self._wait_seconds(streamed))) as events:
+                for event in events:
+                    self._check_time()
+                    self._take_event(event, streamed, calls)
+                    reported = reported or isinstance(event, Usage)
+                    self._stop_if_cancelled_while_streaming()
+        except TurnCancelled:
+            if not reported:
+                self.unreported_usage = self._estimate_unreported_usage(streamed.text, calls)
+            raise
         finally:
             # The final text is never lost, whatever ended the stream.
             reply.content = streamed.text
@@ -379,6 +410,25 @@ class TurnRunner:
             reply.save(update_fields=["content", "status"])
             self._save_progress()
         return reply, calls
+
+    def _take_event(self, event, streamed: "StreamedText", calls: list[ToolCallEvent]) -> None:
+        if event is PAUSE:
+            streamed.write_if_due()
+        elif isinstance(event, TextDelta):
+            streamed.add(event.text)
+        elif isinstance(event, ToolCallEvent):
+            calls.append(event)
+        elif isinstance(event, Usage):
+            self.usage = self.usage + event
+
+    def _estimate_unreported_usage(self, text: str, calls: list[ToolCallEvent]) -> Usage:
+        """Providers report usage at a stream's end, so a stopped call's cost is
+        estimated on the high side: its whole input (the bound held for it) and
+        one token per byte of what it wrote. The organization is never charged
+        less than the provider bills."""
+        written = len(text.encode()) + sum(len(json.dumps(c.input if c.input is not None else c.raw_input))
+                                           for c in calls)
+        return Usage(input_tokens=self.call_input_bound, output_tokens=written)
 
     def _flush_text(self, reply: Message, text: str) -> None:
         """Write the reply's text so far (readers poll the database)."""
@@ -389,7 +439,9 @@ class TurnRunner:
         due to be written, and never past the turn's deadline."""
         until_deadline = max(0.0, self.deadline - self.clock())
         due = streamed.seconds_until_due()
-        return until_deadline if due is None else min(due, until_deadline)
+        # Woken at least every CANCEL_CHECK_SECONDS, so a Stop is seen during a pause too.
+        wait = min(until_deadline, CANCEL_CHECK_SECONDS)
+        return wait if due is None else min(due, wait)
 
     def _save_progress(self) -> None:
         self.turn.steps = self.steps
@@ -405,6 +457,7 @@ class TurnRunner:
 
     def _run_calls(self, reply: Message, calls: list[ToolCallEvent]) -> None:
         for position, call in enumerate(calls):
+            self._stop_if_cancelled()  # between tool calls: a started one always finishes whole
             record = ToolCall.objects.create(
                 message=reply, position=position, tool_use_id=call.id, name=call.name,
                 input=call.input if call.input is not None else {"raw": call.raw_input},

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from uuid import UUID
 
-from assistant.models import ActionCard, Turn
+from assistant.models import ENDED_STATUSES, ActionCard, Turn
 from assistant.tools.framework import bound_for_model
 from conversations.models import Message, ToolCall
 
@@ -44,7 +44,7 @@ def turn_events(turn: Turn, cursor: ProgressCursor) -> tuple[list[tuple[str, dic
         if card.id not in cursor.cards:
             cursor.cards.add(card.id)
             events.append(("card_proposed", card_json(card)))
-    ended = turn.status in (Turn.Status.DONE, Turn.Status.FAILED)
+    ended = turn.status in ENDED_STATUSES
     if ended:
         notice = next((m.notice for m in reversed(messages) if m.notice), "")
         events.append(("turn_ended", {

@@ -255,10 +255,12 @@ def test_history_rebuilds_tool_results_for_the_next_turn(owner, notes):
 
 
 def test_a_step_runs_a_pinned_number_of_queries(owner, django_assert_num_queries):
-    """A text-only turn: 21 queries (claim, load, member, history ×2, reply,
-    progress, finish and settle, savepoints of the test transaction included);
-    each further step with one read tool call: 10 more, whatever the history."""
-    for steps, expected in ((1, 21), (2, 31), (3, 41)):
+    """A text-only turn: 22 queries (claim, load, member, the Stop check,
+    history ×2, reply, progress, finish and settle, savepoints of the test
+    transaction included); each further step with one read tool call: 12 more
+    (the Stop checked before the call and before the next model call),
+    whatever the history."""
+    for steps, expected in ((1, 22), (2, 34), (3, 46)):
         turn = submit(owner)
         script = [call(("search_notes", {"query": "x"}))] * (steps - 1) + [say("hi")]
         with django_assert_num_queries(expected):
