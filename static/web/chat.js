@@ -12,7 +12,10 @@ const ERRORS = {
   conversation_busy: 'The assistant is still replying in this conversation. Wait for the reply to finish, then send your message again.',
 };
 const HINT = 'Enter to send · Shift+Enter for a new line';
-const BUSY_HINT = 'The assistant is replying… You can write your next message meanwhile.';
+const BUSY_HINT = 'The assistant is replying… Escape or Stop ends the reply; you can write your next message meanwhile.';
+const STOPPING_HINT = 'Stopping the reply…';
+const WAITING = 'Waiting for the assistant to start…';
+const ENDED_ANNOUNCEMENTS = { failed: 'The reply failed.', cancelled: 'You stopped the reply.' };
 const TITLE_LENGTH = 60;
 
 const humanize = (name) => {
@@ -38,23 +41,42 @@ export function initChat() {
   const form = chat.querySelector('[data-composer]');
   const input = chat.querySelector('[data-composer-input]');
   const send = chat.querySelector('[data-send]');
+  const sendLabel = chat.querySelector('[data-send-label]');
   const hint = chat.querySelector('[data-composer-hint]');
   const status = chat.querySelector('[data-announcer]');
   const banner = chat.querySelector('[data-banner]');
   const bannerText = chat.querySelector('[data-banner-text]');
   const bannerNew = chat.querySelector('[data-banner-new]');
-  const state = { conversationId: chat.dataset.conversationId || '', busy: false };
+  // turnId: the turn being followed (what Stop stops).
+  const state = { conversationId: chat.dataset.conversationId || '', busy: false, turnId: '' };
 
   const announce = (text) => { status.textContent = ''; window.setTimeout(() => { status.textContent = text; }, 50); };
   const pinned = () => scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight < 120;
   const toBottom = () => { scroller.scrollTop = scroller.scrollHeight; };
   const keepPinned = (change) => { const was = pinned(); change(); if (was) toBottom(); };
 
-  function setBusy(busy) {
+  // While busy the Send button is Stop; `sending` covers the POST before the turn exists.
+  function setBusy(busy, { sending = false } = {}) {
     state.busy = busy;
-    send.disabled = busy;
+    if (!busy) state.turnId = '';
+    send.disabled = sending;
+    sendLabel.textContent = busy ? 'Stop' : 'Send';
+    send.type = busy ? 'button' : 'submit';
     chat.classList.toggle('is-busy', busy);
     hint.textContent = busy ? BUSY_HINT : HINT;
+  }
+
+  async function stop() {
+    if (!state.busy || !state.turnId || send.disabled) return;
+    send.disabled = true; // one Stop at a time; the stream's turn_ended frees the button
+    hint.textContent = STOPPING_HINT;
+    const response = await api('POST', `/api/turns/${encodeURIComponent(state.turnId)}/cancel`);
+    // 409 turn_ended: it ended meanwhile; the stream says how.
+    if (!response.ok && response.data.code !== 'turn_ended') {
+      send.disabled = false;
+      hint.textContent = BUSY_HINT;
+      showBanner(response.data.detail, { error: true });
+    }
   }
 
   function showBanner(text, { offerNew = false, error = false } = {}) {
@@ -77,7 +99,7 @@ export function initChat() {
     const text = input.value;
     if (!text.trim() || state.busy) return;
     hideBanner();
-    setBusy(true);
+    setBusy(true, { sending: true });
     const body = { message: text };
     if (state.conversationId) body.conversationId = state.conversationId;
     const response = await api('POST', '/api/chat', body);
@@ -89,6 +111,8 @@ export function initChat() {
       return;
     }
     const { conversationId, turnId, messageId } = response.data;
+    state.turnId = turnId;
+    send.disabled = false;
     input.value = '';
     autosize();
     input.focus();
@@ -119,7 +143,8 @@ export function initChat() {
     if (!block) {
       block = el('article', { class: 'msg msg--assistant', 'data-turn-id': turnId, 'aria-label': 'Assistant' },
         el('div', { class: 'msg__avatar', 'aria-hidden': 'true' }),
-        el('div', { class: 'msg__body', 'data-parts': '' }));
+        el('div', { class: 'msg__body', 'data-parts': '' },
+          el('p', { class: 'live-waiting', 'data-waiting': '' }, WAITING)));
       messages.append(block);
     }
     block.classList.add('is-live');
@@ -157,6 +182,7 @@ export function initChat() {
   }
 
   function follow(turnId) {
+    state.turnId = turnId;
     const block = liveBlock(turnId);
     let attempts = 0;
     let ended = false;
@@ -164,6 +190,7 @@ export function initChat() {
     const handlers = {
       message_started: ({ messageId }) => {
         // Also sent again when the stream is reopened: start that text afresh.
+        block.querySelector('[data-waiting]')?.remove();
         const text = part(block, messageId).querySelector('[data-text]');
         text.textContent = '';
         text.classList.add('is-streaming');
@@ -228,7 +255,7 @@ export function initChat() {
     setBusy(false);
     refreshSidebar();
     refreshCredits();
-    announce(ended.status === 'failed' ? 'The reply failed.' : 'The assistant replied.');
+    announce(ENDED_ANNOUNCEMENTS[ended.status] ?? 'The assistant replied.');
     if (document.activeElement === document.body || !document.activeElement) input.focus();
   }
 
@@ -271,6 +298,13 @@ export function initChat() {
   // --- Composer events ---------------------------------------------------
 
   form.addEventListener('submit', (event) => { event.preventDefault(); submit(); });
+  send.addEventListener('click', () => { if (state.busy) stop(); });
+  document.addEventListener('keydown', (event) => {
+    // Escape stops the reply, unless it is closing a dialog or the drawer first.
+    if (event.key !== 'Escape' || !state.busy) return;
+    if (document.querySelector('dialog[open]') || document.querySelector('[data-sidebar].is-open')) return;
+    stop();
+  });
   input.addEventListener('keydown', (event) => {
     if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {
       event.preventDefault();
