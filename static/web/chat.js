@@ -15,6 +15,8 @@ const HINT = 'Enter to send · Shift+Enter for a new line';
 const BUSY_HINT = 'The assistant is replying… Escape or Stop ends the reply; you can write your next message meanwhile.';
 const STOPPING_HINT = 'Stopping the reply…';
 const WAITING = 'Waiting for the assistant to start…';
+const ENDED = ['done', 'failed', 'cancelled'];
+const RECONNECTING = 'The connection to the server was lost. Reconnecting…';
 const ENDED_ANNOUNCEMENTS = { failed: 'The reply failed.', cancelled: 'You stopped the reply.' };
 const TITLE_LENGTH = 60;
 
@@ -88,6 +90,17 @@ export function initChat() {
   }
   const hideBanner = () => { banner.hidden = true; };
 
+  // The composer's draft, per conversation, kept across reloads (cleared on send).
+  const draftKey = (conversationId) => `assistant:draft:${conversationId || 'new'}`;
+  const storage = (action) => { try { return action(window.localStorage); } catch { return null; } };
+  const saveDraft = () => storage((store) => (input.value
+    ? store.setItem(draftKey(state.conversationId), input.value)
+    : store.removeItem(draftKey(state.conversationId))));
+
+  // Other tabs of this browser learn when a turn starts or ends (same origin only).
+  const channel = 'BroadcastChannel' in window ? new BroadcastChannel('assistant-turns') : null;
+  const tell = (type, turnId) => channel?.postMessage({ type, turnId, conversationId: state.conversationId });
+
   function autosize() {
     input.style.height = 'auto';
     input.style.height = `${Math.min(input.scrollHeight, 220)}px`;
@@ -113,6 +126,7 @@ export function initChat() {
     const { conversationId, turnId, messageId } = response.data;
     state.turnId = turnId;
     send.disabled = false;
+    storage((store) => store.removeItem(draftKey(state.conversationId)));
     input.value = '';
     autosize();
     input.focus();
@@ -122,6 +136,7 @@ export function initChat() {
     liveBlock(turnId);
     toBottom();
     announce('Message sent. The assistant is replying.');
+    tell('turn_started', turnId);
     follow(turnId);
     refreshSidebar();
   }
@@ -209,26 +224,45 @@ export function initChat() {
           el('pre', { class: 'code', 'data-tool-result': '' }, pretty(data.resultPreview)));
       },
       card_proposed: (card) => insertCard(block, card),
-      turn_ended: (data) => { ended = true; finish(data); },
     };
 
+    // A dropped stream: the browser reconnects by itself (sending Last-Event-ID)
+    // while it can; once it gives up (the server down or answering an error), it
+    // is reopened here with a growing delay for as long as the turn runs. Each
+    // drop also asks the turn's status, so a turn that ended meanwhile ends here
+    // too: the page never stays in "replying…".
+    let source = null;
+    const end = (data) => {
+      if (ended) return;
+      ended = true;
+      source?.close();
+      if (!banner.hidden && bannerText.textContent === RECONNECTING) hideBanner();
+      finish(data);
+    };
+    const endIfEnded = async () => {
+      const response = await api('GET', `/api/turns/${encodeURIComponent(turnId)}`);
+      if (response.ok && ENDED.includes(response.data.status)) end({ status: response.data.status });
+    };
+    handlers.turn_ended = end;
     const open = () => {
-      const source = new EventSource(`/api/turns/${encodeURIComponent(turnId)}/events`);
+      if (ended) return;
+      source = new EventSource(`/api/turns/${encodeURIComponent(turnId)}/events`);
       for (const [name, handle] of Object.entries(handlers)) {
-        source.addEventListener(name, (event) => {
-          if (name === 'turn_ended') source.close();
-          handle(JSON.parse(event.data));
-        });
+        source.addEventListener(name, (event) => handle(JSON.parse(event.data)));
       }
-      source.onerror = () => {
-        source.close();
+      source.onopen = () => {
+        attempts = 0;
+        if (bannerText.textContent === RECONNECTING) hideBanner();
+      };
+      source.onerror = async () => {
+        if (ended) return;
+        const closed = source.readyState === EventSource.CLOSED;
+        if (closed) source.close();
+        await endIfEnded();
         if (ended) return;
         attempts += 1;
-        if (attempts > 5) {
-          showBanner('The connection to the server was lost. Reload the page to see the reply.', { error: true });
-          return;
-        }
-        window.setTimeout(open, 700 * attempts);
+        if (attempts >= 2) showBanner(RECONNECTING);
+        if (closed) window.setTimeout(open, Math.min(700 * attempts, 8000));
       };
     };
     open();
@@ -251,6 +285,7 @@ export function initChat() {
   }
 
   async function finish(ended) {
+    tell('turn_ended', ended.turnId ?? state.turnId);
     await refreshMessages();
     setBusy(false);
     refreshSidebar();
@@ -311,7 +346,14 @@ export function initChat() {
       submit();
     }
   });
-  input.addEventListener('input', autosize);
+  input.addEventListener('input', () => { autosize(); saveDraft(); });
+  channel?.addEventListener('message', ({ data }) => {
+    refreshSidebar();
+    if (data.conversationId !== state.conversationId || state.busy) return;
+    // This tab shows the conversation another tab just started or ended a turn in.
+    if (data.type === 'turn_started') refreshMessages().then(() => { setBusy(true); follow(data.turnId); });
+    else refreshMessages();
+  });
   chat.querySelector('[data-banner-close]').addEventListener('click', () => { hideBanner(); input.focus(); });
   chat.addEventListener('click', (event) => {
     const example = event.target.closest('[data-example]');
@@ -321,6 +363,9 @@ export function initChat() {
       input.focus();
     }
   });
+
+  input.value = storage((store) => store.getItem(draftKey(state.conversationId))) ?? '';
+  autosize();
 
   // A turn still running when the page was (re)loaded: follow it.
   if (messages.dataset.runningTurn) {
