@@ -132,6 +132,7 @@ export function initChat() {
     input.focus();
     if (!state.conversationId) startConversation(conversationId, text);
     messages.append(el('article', { class: 'msg msg--user', 'aria-label': 'You' },
+      el('h2', { class: 'visually-hidden' }, 'You said'),
       el('div', { class: 'msg__bubble prose is-plain', 'data-message-id': messageId }, text)));
     liveBlock(turnId);
     toBottom();
@@ -157,12 +158,14 @@ export function initChat() {
     let block = byData(messages, 'turn-id', turnId);
     if (!block) {
       block = el('article', { class: 'msg msg--assistant', 'data-turn-id': turnId, 'aria-label': 'Assistant' },
+        el('h2', { class: 'visually-hidden' }, 'The assistant replied'),
         el('div', { class: 'msg__avatar', 'aria-hidden': 'true' }),
         el('div', { class: 'msg__body', 'data-parts': '' },
           el('p', { class: 'live-waiting', 'data-waiting': '' }, WAITING)));
       messages.append(block);
     }
     block.classList.add('is-live');
+    block.setAttribute('aria-busy', 'true'); // screen readers wait for the whole reply (announced at the end)
     return block;
   }
 
@@ -290,8 +293,18 @@ export function initChat() {
     setBusy(false);
     refreshSidebar();
     refreshCredits();
-    announce(ENDED_ANNOUNCEMENTS[ended.status] ?? 'The assistant replied.');
-    if (document.activeElement === document.body || !document.activeElement) input.focus();
+    // Focus stays where the person put it (an Enter must not send a draft by surprise).
+    announce(ENDED_ANNOUNCEMENTS[ended.status] ?? replyAnnouncement());
+  }
+
+  // The finished reply's first sentence (of 20 characters at least), for the live region.
+  function replyAnnouncement() {
+    const reply = [...messages.querySelectorAll('.msg--assistant')].pop();
+    const text = [...(reply?.querySelectorAll('[data-text]') ?? [])].map((node) => node.textContent).join(' ')
+      .replace(/\s+/g, ' ').trim();
+    if (!text) return 'The assistant replied.';
+    const sentence = text.match(/^[\s\S]{20,}?[.!?](?=\s|$)/)?.[0] ?? text;
+    return `The assistant replied: ${sentence.slice(0, 200)}`;
   }
 
   async function refreshMessages() {
@@ -327,7 +340,7 @@ export function initChat() {
     const credits = response.data;
     pill.querySelector('[data-credits-value]').textContent = credits.remainingCredits;
     pill.classList.toggle('pill--empty', credits.remainingCredits <= 0);
-    pill.title = `${credits.usedCredits} used, ${credits.reservedCredits} reserved of ${credits.grantedCredits} this month (${credits.month}, UTC)`;
+    document.querySelector('[data-credits-details]').textContent = `${credits.usedCredits} used, ${credits.reservedCredits} reserved of ${credits.grantedCredits} this month (${credits.month}, UTC)`;
   }
 
   // --- Composer events ---------------------------------------------------
@@ -347,6 +360,15 @@ export function initChat() {
     }
   });
   input.addEventListener('input', () => { autosize(); saveDraft(); });
+  // `/` (outside a text field) or Ctrl+K / ⌘K: to the composer.
+  document.addEventListener('keydown', (event) => {
+    const typing = event.target.closest?.('input, textarea, select, [contenteditable]');
+    const slash = event.key === '/' && !typing && !event.ctrlKey && !event.metaKey && !event.altKey;
+    const ctrlK = (event.ctrlKey || event.metaKey) && event.key.toLowerCase() === 'k';
+    if (!slash && !ctrlK) return;
+    event.preventDefault();
+    input.focus();
+  });
   channel?.addEventListener('message', ({ data }) => {
     refreshSidebar();
     if (data.conversationId !== state.conversationId || state.busy) return;
@@ -366,6 +388,8 @@ export function initChat() {
 
   input.value = storage((store) => store.getItem(draftKey(state.conversationId))) ?? '';
   autosize();
+  // On load (so after switching conversations too): the composer, not 113 Tabs away.
+  input.focus({ preventScroll: true });
 
   // A turn still running when the page was (re)loaded: follow it.
   if (messages.dataset.runningTurn) {

@@ -110,6 +110,8 @@ async function decideCard(button) {
   }
   else buttons.forEach((node) => { node.disabled = false; });
   button.removeAttribute('aria-busy');
+  const outcome = CARD_STATES[shown.dataset.cardStatus];
+  announce([outcome ? `Card ${outcome.toLowerCase()}.` : '', problem].filter(Boolean).join(' '));
   if (problem) {
     const slot = shown.querySelector('[data-card-error]');
     slot.textContent = problem;
@@ -118,6 +120,25 @@ async function decideCard(button) {
   // The buttons are gone: keep keyboard focus on the card that replaced them.
   shown.tabIndex = -1;
   shown.focus({ preventScroll: true });
+}
+
+// The credits pill opens its breakdown (used, reserved, granted, month).
+function initCredits() {
+  const button = document.querySelector('[data-credits]');
+  const details = document.querySelector('[data-credits-details]');
+  if (!button || !details) return;
+  const show = (open) => { details.hidden = !open; button.setAttribute('aria-expanded', String(open)); };
+  button.addEventListener('click', () => show(details.hidden));
+  document.addEventListener('keydown', (event) => {
+    if (event.key === 'Escape' && !details.hidden) { show(false); button.focus(); }
+  });
+}
+
+function announce(text) {
+  const status = document.querySelector('[data-announcer]');
+  if (!status) return;
+  status.textContent = '';
+  window.setTimeout(() => { status.textContent = text; }, 50);
 }
 
 function initClicks() {
@@ -149,5 +170,6 @@ function initClicks() {
 export function initUi() {
   initDrawer();
   initDelete();
+  initCredits();
   initClicks();
 }

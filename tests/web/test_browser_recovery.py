@@ -36,7 +36,8 @@ def free_port() -> int:
 def web_server(port: int, broker_dir, log_path):
     """`manage.py runserver` on the test database, enqueuing into `broker_dir`."""
     environment = {
-        **os.environ, "DJANGO_SETTINGS_MODULE": "tests.web.worker_settings", "DATABASE_URL": database_url_for_processes(),
+        **os.environ, "DJANGO_SETTINGS_MODULE": "tests.web.worker_settings",
+        "DATABASE_URL": database_url_for_processes(),
         "CELERY_BROKER_URL": "filesystem://", "BROKER_DIR": str(broker_dir), "PYTHONPATH": str(ROOT),
     }
     environment.pop("REDIS_URL", None)
