@@ -3,13 +3,13 @@
 from uuid import UUID
 
 from django.conf import settings
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.response import Response
 
 from config.api_errors import ApiError, bad_request, conflict, not_found
-from config.serializers import parse_uuid
+from config.serializers import StrictCharField, StrictSerializer, parse_uuid
 from conversations import selectors, services
 from conversations.serializers import (
     ConversationSerializer,
@@ -30,6 +30,13 @@ def parse_conversation_id(raw: str) -> UUID:
         raise bad_request("invalid_id", "The conversation id must be a UUID.", {"id": ["Must be a UUID."]}) from None
 
 
+class RenameSerializer(StrictSerializer):
+    title = StrictCharField(max_length=services.RENAME_MAX_CHARS)  # blank refused by CharField
+
+    def validate_title(self, value):
+        return value.strip()
+
+
 class ConversationPagination(PageNumberPagination):
     page_size_query_param = "pageSize"
     max_page_size = 200
@@ -40,11 +47,22 @@ class ConversationPagination(PageNumberPagination):
         return super().get_page_size(request)
 
 
+SEARCH_PARAMETER = OpenApiParameter(
+    "q", str, description="Only conversations whose title or messages hold these words "
+    f"(at most {selectors.SEARCH_MAX_CHARS} characters).")
+
+
 class ConversationListView(MemberAPIView):
-    @extend_schema(parameters=[ORGANIZATION_PARAMETER], responses=ConversationSummarySerializer(many=True))
+    @extend_schema(parameters=[ORGANIZATION_PARAMETER, SEARCH_PARAMETER],
+                   responses=ConversationSummarySerializer(many=True))
     def get(self, request):
+        query = request.query_params.get("q", "").strip()
+        if len(query) > selectors.SEARCH_MAX_CHARS:
+            raise bad_request("query_too_long", f"The search is limited to {selectors.SEARCH_MAX_CHARS} characters.",
+                              {"q": ["Too long."]})
+        threads = selectors.thread_search(self.member, query) if query else selectors.thread_list(self.member)
         paginator = ConversationPagination()
-        page = paginator.paginate_queryset(selectors.thread_list(self.member), request, view=self)
+        page = paginator.paginate_queryset(threads, request, view=self)
         return paginator.get_paginated_response(ConversationSummarySerializer(page, many=True).data)
 
 
@@ -85,6 +103,18 @@ class ConversationDetailView(MemberAPIView):
             ) from None
         thread = selectors.thread_with_messages(self.member, thread_id)
         return Response({"applied": outcome.applied, "conversation": conversation_to_json(thread)})
+
+    @extend_schema(parameters=[ORGANIZATION_PARAMETER], request=RenameSerializer,
+                   responses=ConversationSummarySerializer, description="Rename: only `title` may be sent.")
+    def patch(self, request, conversation_id: str):
+        thread_id = parse_conversation_id(conversation_id)
+        serializer = RenameSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        try:
+            thread = services.thread_rename(self.member, thread_id=thread_id, title=serializer.validated_data["title"])
+        except selectors.ConversationNotFound:
+            raise not_found("No such conversation.") from None
+        return Response(ConversationSummarySerializer(thread).data)
 
     @extend_schema(parameters=[ORGANIZATION_PARAMETER], responses={204: None})
     def delete(self, request, conversation_id: str):
