@@ -327,7 +327,8 @@ export function initChat() {
     const list = document.querySelector('[data-sidebar-list]');
     if (!list) return;
     const pages = list.querySelector('[data-pages]')?.dataset.pages ?? '1';
-    const query = new URLSearchParams({ current: state.conversationId, pages });
+    const search = document.querySelector('[data-sidebar-search-input]')?.value.trim() ?? '';
+    const query = new URLSearchParams({ current: state.conversationId, pages, q: search });
     try {
       list.replaceChildren(parseFragment(await fragment(`/conversations/list?${query}`)));
     } catch { /* the list stays as it was */ }

@@ -161,13 +161,74 @@ function initClicks() {
     if (more) {
       const list = document.querySelector('[data-sidebar-list]');
       const current = document.querySelector('[data-chat]')?.dataset.conversationId ?? '';
-      const query = new URLSearchParams({ current, pages: more.dataset.sidebarMore });
+      const q = document.querySelector('[data-sidebar-search-input]')?.value.trim() ?? '';
+      const query = new URLSearchParams({ current, pages: more.dataset.sidebarMore, q });
       list.replaceChildren(parseFragment(await fragment(`/conversations/list?${query}`)));
     }
   });
 }
 
+// Search over the sidebar: the list is the server's, for the words typed (after a short pause).
+function initSearch() {
+  const form = document.querySelector('[data-sidebar-search]');
+  const list = document.querySelector('[data-sidebar-list]');
+  if (!form || !list) return;
+  const input = form.querySelector('input');
+  let timer = 0;
+  const run = async () => {
+    const current = document.querySelector('[data-chat]')?.dataset.conversationId ?? '';
+    const query = new URLSearchParams({ current, pages: '1', q: input.value.trim() });
+    try {
+      list.replaceChildren(parseFragment(await fragment(`/conversations/list?${query}`)));
+    } catch { /* the list stays as it was */ }
+  };
+  form.addEventListener('submit', (event) => { event.preventDefault(); window.clearTimeout(timer); run(); });
+  input.addEventListener('input', () => { window.clearTimeout(timer); timer = window.setTimeout(run, 250); });
+}
+
+// Rename in place: Enter saves (PATCH), Escape cancels; the list and the page title follow.
+function initRename() {
+  document.addEventListener('click', (event) => {
+    const button = event.target.closest('[data-rename-conversation]');
+    if (!button) return;
+    const item = button.closest('[data-conversation-item]');
+    const link = item.querySelector('.conv__link');
+    const field = document.createElement('input');
+    field.className = 'conv__rename';
+    field.value = button.dataset.title;
+    field.maxLength = 200;
+    field.setAttribute('aria-label', 'New title (Enter to save, Escape to cancel)');
+    link.hidden = true;
+    item.prepend(field);
+    field.focus();
+    field.select();
+    const close = () => { field.remove(); link.hidden = false; button.focus(); };
+    field.addEventListener('keydown', async (key) => {
+      if (key.key === 'Escape') { key.preventDefault(); key.stopPropagation(); close(); return; }
+      if (key.key !== 'Enter') return;
+      key.preventDefault();
+      const id = button.dataset.renameConversation;
+      const response = await api('PATCH', `/api/conversations/${encodeURIComponent(id)}`, { title: field.value });
+      if (!response.ok) { announce(response.data.detail); return; }
+      const title = response.data.title;
+      item.querySelector('[data-conversation-title]').textContent = title;
+      button.dataset.title = title;
+      button.setAttribute('aria-label', `Rename “${title}”`);
+      item.querySelector('[data-delete-conversation]')?.setAttribute('data-title', title);
+      if (document.querySelector('[data-chat]')?.dataset.conversationId === id) {
+        const heading = document.querySelector('.chat__title');
+        if (heading) heading.textContent = title;
+        document.title = `${title} · Assistant`;
+      }
+      close();
+      announce('Conversation renamed.');
+    });
+  });
+}
+
 export function initUi() {
+  initSearch();
+  initRename();
   initDrawer();
   initDelete();
   initCredits();
