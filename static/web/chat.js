@@ -5,6 +5,7 @@
 // conversation (Markdown, sanitized) replaces the live version.
 
 import { api, el, fragment, parseFragment } from './api.js';
+import { enhanceMessages } from './content.js';
 
 const ERRORS = {
   credits_exhausted: 'Your organization has used all its credits for this month, so the assistant cannot reply. Credits renew on the 1st (UTC); an administrator can grant more.',
@@ -318,6 +319,7 @@ export function initChat() {
     const open = [...messages.querySelectorAll('details[open][data-tool-call-id]')].map((d) => d.dataset.toolCallId);
     keepPinned(() => {
       messages.replaceChildren(parseFragment(html));
+      enhanceMessages(messages);
       messages.dataset.runningTurn = '';
       for (const id of open) byData(messages, 'tool-call-id', id)?.setAttribute('open', '');
     });
@@ -387,6 +389,7 @@ export function initChat() {
     }
   });
 
+  enhanceMessages(messages);
   input.value = storage((store) => store.getItem(draftKey(state.conversationId))) ?? '';
   autosize();
   // On load (so after switching conversations too): the composer, not 113 Tabs away.
