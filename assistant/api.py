@@ -13,7 +13,7 @@ from sse_starlette.event import ServerSentEvent
 from assistant import chat, progress, selectors, turns
 from config.api_errors import ApiError, bad_request, conflict, not_found
 from config.serializers import StrictCharField, StrictSerializer, StrictUUIDField, parse_uuid
-from conversations.api import BUSY
+from conversations.api import BUSY, parse_conversation_id
 from conversations.models import Message
 from conversations.selectors import ConversationNotFound
 from conversations.services import ConversationBusy
@@ -45,32 +45,74 @@ class ChatView(MemberAPIView):
     def post(self, request):
         serializer = ChatRequestSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        try:
-            submitted = chat.chat_submit(
-                self.member, message=serializer.validated_data["message"],
-                conversation_id=serializer.validated_data.get("conversationId"),
-            )
-        except ConversationNotFound:
-            raise not_found("No such conversation.") from None
-        except ConversationBusy:
-            raise conflict("conversation_busy", BUSY) from None
-        except chat.ConversationFull:
-            raise conflict("conversation_full", FULL) from None
-        except CreditsExhausted:
-            raise ApiError(status_code=status.HTTP_402_PAYMENT_REQUIRED, code="credits_exhausted",
-                           detail="Your organization has used its credits for this month.") from None
-        except chat.QueueUnavailable:
-            raise ApiError(status_code=status.HTTP_503_SERVICE_UNAVAILABLE, code="queue_unavailable",
-                           detail="The assistant is not available right now; your message was not sent. "
-                           "Please try again.") from None
-        except ImproperlyConfigured:
-            raise ApiError(status_code=status.HTTP_503_SERVICE_UNAVAILABLE, code="model_unavailable",
-                           detail="No model is available right now.") from None
-        return Response(
-            {"conversationId": str(submitted.thread_id), "turnId": str(submitted.turn_id),
-             "messageId": str(submitted.message_id)},
-            status=status.HTTP_202_ACCEPTED,
-        )
+        return submitted_or_error(lambda: chat.chat_submit(
+            self.member, message=serializer.validated_data["message"],
+            conversation_id=serializer.validated_data.get("conversationId"),
+        ))
+
+
+class EditRequestSerializer(StrictSerializer):
+    message = StrictCharField(max_length=100_000, trim_whitespace=False)
+
+    validate_message = ChatRequestSerializer.validate_message
+
+
+VERSIONS = ("The replaced messages stay in the StoredConversation with `supersededAt` set (a previous version, "
+            "never sent to the model again); the new version follows them.")
+
+
+class RegenerateView(MemberAPIView):
+    throttle_scopes = {"POST": "chat"}
+
+    @extend_schema(parameters=[ORGANIZATION_PARAMETER], request=None, responses={202: ChatResponse},
+                   description="A new reply to the last user message, through the normal submission (credits, "
+                   "bounds, cards). " + VERSIONS)
+    def post(self, request, conversation_id: str):
+        thread_id = parse_conversation_id(conversation_id)
+        return submitted_or_error(lambda: chat.chat_regenerate(self.member, conversation_id=thread_id))
+
+
+class EditView(MemberAPIView):
+    throttle_scopes = {"POST": "chat"}
+
+    @extend_schema(parameters=[ORGANIZATION_PARAMETER], request=EditRequestSerializer, responses={202: ChatResponse},
+                   description="The last user message edited and resent (the new one's `replaces` names the "
+                   "old one). " + VERSIONS)
+    def post(self, request, conversation_id: str):
+        thread_id = parse_conversation_id(conversation_id)
+        serializer = EditRequestSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        return submitted_or_error(lambda: chat.chat_edit(
+            self.member, conversation_id=thread_id, message=serializer.validated_data["message"]))
+
+
+def submitted_or_error(submit) -> Response:
+    """Runs a submission (chat, regenerate, edit) and maps its refusals to the one error shape."""
+    try:
+        submitted = submit()
+    except chat.NothingToRedo:
+        raise conflict("nothing_to_redo", "This conversation has no message of yours to answer again.") from None
+    except ConversationNotFound:
+        raise not_found("No such conversation.") from None
+    except ConversationBusy:
+        raise conflict("conversation_busy", BUSY) from None
+    except chat.ConversationFull:
+        raise conflict("conversation_full", FULL) from None
+    except CreditsExhausted:
+        raise ApiError(status_code=status.HTTP_402_PAYMENT_REQUIRED, code="credits_exhausted",
+                       detail="Your organization has used its credits for this month.") from None
+    except chat.QueueUnavailable:
+        raise ApiError(status_code=status.HTTP_503_SERVICE_UNAVAILABLE, code="queue_unavailable",
+                       detail="The assistant is not available right now; your message was not sent. "
+                       "Please try again.") from None
+    except ImproperlyConfigured:
+        raise ApiError(status_code=status.HTTP_503_SERVICE_UNAVAILABLE, code="model_unavailable",
+                       detail="No model is available right now.") from None
+    return Response(
+        {"conversationId": str(submitted.thread_id), "turnId": str(submitted.turn_id),
+         "messageId": str(submitted.message_id)},
+        status=status.HTTP_202_ACCEPTED,
+    )
 
 
 def parse_turn_id(raw: str) -> UUID:

@@ -38,7 +38,7 @@ def load_history(thread_id: UUID) -> list[HistoryItem]:
 def load_context(thread_id: UUID) -> Context:
     """Two queries whatever the length of the conversation."""
     messages = (
-        Message.objects.filter(thread_id=thread_id)
+        Message.objects.filter(thread_id=thread_id, superseded_at__isnull=True)  # previous versions: not sent
         .order_by("seq")
         .prefetch_related(Prefetch("tool_calls", queryset=ToolCall.objects.order_by("position")))
     )

@@ -65,6 +65,11 @@ class Message(models.Model):
     # the assistant app.
     turn_id = models.UUIDField(null=True, blank=True, db_index=True)
     created_at = models.DateTimeField()
+    # Versions (regenerate, edit and resend): a replaced message stays, marked
+    # here, shown as a previous version and never sent to the model again.
+    superseded_at = models.DateTimeField(null=True, blank=True)
+    # On an edited user message: the API id (client_id) of the message it replaces.
+    replaces = models.UUIDField(null=True, blank=True)
 
     class Meta:
         ordering = ["seq"]
