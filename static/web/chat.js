@@ -17,6 +17,7 @@ const BUSY_HINT = 'The assistant is replying… Escape or Stop ends the reply; y
 const STOPPING_HINT = 'Stopping the reply…';
 const WAITING = 'Waiting for the assistant to start…';
 const ENDED = ['done', 'failed', 'cancelled'];
+const EDIT_HINT = 'Editing your last message: Enter resends it (the old one is kept as a previous version) · Escape cancels';
 const RECONNECTING = 'The connection to the server was lost. Reconnecting…';
 const ENDED_ANNOUNCEMENTS = { failed: 'The reply failed.', cancelled: 'You stopped the reply.' };
 const TITLE_LENGTH = 60;
@@ -50,8 +51,8 @@ export function initChat() {
   const banner = chat.querySelector('[data-banner]');
   const bannerText = chat.querySelector('[data-banner-text]');
   const bannerNew = chat.querySelector('[data-banner-new]');
-  // turnId: the turn being followed (what Stop stops).
-  const state = { conversationId: chat.dataset.conversationId || '', busy: false, turnId: '' };
+  // turnId: the turn being followed (what Stop stops); editing: the composer holds the last message, to resend.
+  const state = { conversationId: chat.dataset.conversationId || '', busy: false, turnId: '', editing: false };
 
   const announce = (text) => { status.textContent = ''; window.setTimeout(() => { status.textContent = text; }, 50); };
   const pinned = () => scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight < 120;
@@ -112,6 +113,7 @@ export function initChat() {
   async function submit() {
     const text = input.value;
     if (!text.trim() || state.busy) return;
+    if (state.editing) { redo('edit', { message: text }); return; }
     hideBanner();
     setBusy(true, { sending: true });
     const body = { message: text };
@@ -141,6 +143,68 @@ export function initChat() {
     tell('turn_started', turnId);
     follow(turnId);
     refreshSidebar();
+  }
+
+  // Regenerate the last reply, or resend the edited last message: a new turn;
+  // the server keeps the old version, shown as "Previous version".
+  async function redo(action, body) {
+    hideBanner();
+    setBusy(true, { sending: true });
+    const url = `/api/conversations/${encodeURIComponent(state.conversationId)}/${action}`;
+    const response = await api('POST', url, body);
+    if (!response.ok) {
+      setBusy(false);
+      showBanner(ERRORS[response.data.code] ?? response.data.detail, { error: !ERRORS[response.data.code] });
+      return;
+    }
+    if (action === 'edit') {
+      stopEditing();
+      storage((store) => store.removeItem(draftKey(state.conversationId)));
+    }
+    state.turnId = response.data.turnId;
+    await refreshMessages();
+    liveBlock(state.turnId);
+    send.disabled = false; // now Stop
+    toBottom();
+    announce(action === 'edit' ? 'Message resent. The assistant is replying.' : 'The assistant is replying again.');
+    tell('turn_started', state.turnId);
+    follow(state.turnId);
+  }
+
+  function startEditing() {
+    const last = [...messages.querySelectorAll('.msg--user:not(.msg--previous) .msg__bubble')].pop();
+    if (!last || state.busy) return;
+    state.editing = true;
+    input.value = last.innerText.trim();
+    autosize();
+    hint.textContent = EDIT_HINT;
+    input.focus();
+  }
+
+  function stopEditing() {
+    state.editing = false;
+    input.value = '';
+    autosize();
+    hint.textContent = state.busy ? BUSY_HINT : HINT;
+  }
+
+  // The buttons on the last reply (Regenerate) and the last message (Edit).
+  function addRedoButtons() {
+    const reply = [...messages.querySelectorAll('.msg--assistant:not(.msg--previous)')].pop();
+    const mine = [...messages.querySelectorAll('.msg--user:not(.msg--previous)')].pop();
+    if (reply) {
+      let actions = reply.querySelector('.msg__actions');
+      if (!actions) {
+        actions = el('div', { class: 'msg__actions' });
+        reply.querySelector('[data-parts]').append(actions);
+      }
+      actions.append(el('button', { type: 'button', class: 'btn btn--ghost btn--small', 'data-redo': 'regenerate' },
+        'Regenerate'));
+    }
+    if (mine) {
+      mine.append(el('button', { type: 'button', class: 'btn btn--ghost btn--small msg__edit', 'data-redo': 'edit' },
+        'Edit and resend'));
+    }
   }
 
   function startConversation(conversationId, text) {
@@ -320,6 +384,7 @@ export function initChat() {
     keepPinned(() => {
       messages.replaceChildren(parseFragment(html));
       enhanceMessages(messages);
+      addRedoButtons();
       messages.dataset.runningTurn = '';
       for (const id of open) byData(messages, 'tool-call-id', id)?.setAttribute('open', '');
     });
@@ -352,6 +417,7 @@ export function initChat() {
   send.addEventListener('click', () => { if (state.busy) stop(); });
   document.addEventListener('keydown', (event) => {
     // Escape stops the reply, unless it is closing a dialog or the drawer first.
+    if (event.key === 'Escape' && state.editing && !state.busy) { stopEditing(); return; }
     if (event.key !== 'Escape' || !state.busy) return;
     if (document.querySelector('dialog[open]') || document.querySelector('[data-sidebar].is-open')) return;
     stop();
@@ -381,6 +447,9 @@ export function initChat() {
   });
   chat.querySelector('[data-banner-close]').addEventListener('click', () => { hideBanner(); input.focus(); });
   chat.addEventListener('click', (event) => {
+    const redoButton = event.target.closest('[data-redo]');
+    if (redoButton?.dataset.redo === 'regenerate') redo('regenerate');
+    else if (redoButton) startEditing();
     const example = event.target.closest('[data-example]');
     if (example) {
       input.value = example.textContent.trim();
@@ -390,6 +459,7 @@ export function initChat() {
   });
 
   enhanceMessages(messages);
+  addRedoButtons();
   input.value = storage((store) => store.getItem(draftKey(state.conversationId))) ?? '';
   autosize();
   // On load (so after switching conversations too): the composer, not 113 Tabs away.
