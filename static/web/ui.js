@@ -226,7 +226,30 @@ function initRename() {
   });
 }
 
+// Dark theme: the system's choice (prefers-color-scheme) until the person presses
+// the toggle; then theirs, kept in this browser.
+const THEME_KEY = 'assistant:theme';
+
+function initTheme() {
+  const root = document.documentElement;
+  const button = document.querySelector('[data-theme-toggle]');
+  const dark = window.matchMedia('(prefers-color-scheme: dark)');
+  let chosen = null;
+  try { chosen = window.localStorage.getItem(THEME_KEY); } catch { /* storage off: follow the system */ }
+  if (chosen === 'dark' || chosen === 'light') root.dataset.theme = chosen;
+  const isDark = () => (root.dataset.theme ? root.dataset.theme === 'dark' : dark.matches);
+  const show = () => button?.setAttribute('aria-pressed', String(isDark()));
+  show();
+  dark.addEventListener('change', show);
+  button?.addEventListener('click', () => {
+    root.dataset.theme = isDark() ? 'light' : 'dark';
+    try { window.localStorage.setItem(THEME_KEY, root.dataset.theme); } catch { /* kept for this page only */ }
+    show();
+  });
+}
+
 export function initUi() {
+  initTheme();
   initSearch();
   initRename();
   initDrawer();
