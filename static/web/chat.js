@@ -203,7 +203,7 @@ export function initChat() {
     }
     if (mine) {
       mine.append(el('button', { type: 'button', class: 'btn btn--ghost btn--small msg__edit', 'data-redo': 'edit' },
-        'Edit and resend'));
+        'Edit your message'));
     }
   }
 

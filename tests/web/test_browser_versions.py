@@ -24,7 +24,7 @@ def test_regenerate_then_edit_keep_previous_versions(browser, owner):
     assert page.locator(".msg--assistant.msg--previous .version-label").inner_text().lower() == "previous version"
     assert page.get_by_role("button", name="Regenerate").count() == 1  # on the current reply only
 
-    page.get_by_role("button", name="Edit and resend").click()
+    page.get_by_role("button", name="Edit your message", exact=True).click()
     composer = page.get_by_label("Message to the assistant")
     assert composer.input_value() == "hello"
     assert page.evaluate("document.activeElement.id") == "composer-input"
