@@ -118,9 +118,10 @@ def test_a_stop_while_streaming_closes_the_stream_keeps_the_text_and_charges_an_
 
     def stopped_by_the_person(request):
         try:
-            yield TextDelta("Hello ")
-            # The person's Stop arrives (another connection, as a web request would).
+            # The person's Stop arrives once the stream is open (another
+            # connection, as a web request would), before the first word is read.
             turn_cancel(owner.member, turn_id=turn.id)
+            yield TextDelta("Hello ")
             yield TextDelta("there, ")
             yield from [TextDelta(f"word{i} ") for i in range(50)]
             yield Usage(1000, 200)
@@ -134,10 +135,11 @@ def test_a_stop_while_streaming_closes_the_stream_keeps_the_text_and_charges_an_
     turn.refresh_from_db()
     assert turn.status == Turn.Status.CANCELLED and turn.failure_kind == ""
     reply = Message.objects.get(turn_id=turn.id, role="assistant")
-    assert reply.content == "Hello there, " and reply.notice == CANCELLED_NOTICE and reply.status == "complete"
+    # The first event is taken, then the check that follows it stops the turn.
+    assert reply.content == "Hello " and reply.notice == CANCELLED_NOTICE and reply.status == "complete"
     assert closed == [True]  # the model's stream was closed, not read to its end
     # No usage was reported: the whole input bound and one token per byte written.
-    assert turn.output_tokens == len("Hello there, ") and turn.input_tokens > 0
+    assert turn.output_tokens == len("Hello ") and turn.input_tokens > 0
     assert turn.cost_micros == request_micros(HAIKU, Usage(turn.input_tokens, turn.output_tokens)) > 0
     held = account(acme)
     assert (held.used_micros, held.reserved_micros) == (turn.cost_micros, 0)
