@@ -109,8 +109,10 @@ def test_a_second_tab_of_the_conversation_follows_a_turn_started_in_the_first(br
     assert second.locator(".msg--assistant").count() == 1
 
     send(first, "search my notes for budget")
-    # The second tab learns of the turn, shows it live, then its end.
-    second.get_by_role("button", name="Stop").wait_for()
+    # The second tab learns of the turn and of its end, without a reload (it
+    # may be over before the second tab shows it live: only the end is sure).
+    second.wait_for_function("() => document.querySelectorAll('.msg--user').length === 2"
+                             " && document.querySelectorAll('.msg--assistant').length === 2")
     wait_for_reply(second)
     assert second.locator(".msg--user").count() == 2 and second.locator(".msg--assistant").count() == 2
     assert "search my notes for budget" in second.locator(".msg--user").last.inner_text()
