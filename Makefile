@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test bench bench-reservation lint clean
+.PHONY: run serve test bench bench-reservation loadtest lint clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -15,6 +15,11 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	scripts/run.sh
 
+# Production processes on one machine (web, worker, beat): needs DATABASE_URL,
+# REDIS_URL, SECRET_KEY and a model (docs/deploy.md). HOST/PORT default 127.0.0.1:8000.
+serve: $(STAMP)
+	scripts/serve.sh all
+
 test: $(STAMP)
 	scripts/test.sh
 
@@ -24,6 +29,10 @@ bench: $(STAMP)
 
 bench-reservation: $(STAMP)
 	$(PY) bench/reservation.py
+
+# A bounded load test of the production stack (not part of `make test`); appends to bench/README.md.
+loadtest: $(STAMP)
+	bench/loadtest.sh
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

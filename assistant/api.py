@@ -3,15 +3,20 @@
 import json
 from uuid import UUID
 
+from asgiref.sync import sync_to_async
 from django.core.exceptions import ImproperlyConfigured
+from django.core.handlers.asgi import ASGIRequest
+from django.core.validators import RegexValidator
 from django.http import StreamingHttpResponse
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import renderers, serializers, status
 from rest_framework.response import Response
 from sse_starlette.event import ServerSentEvent
 
-from assistant import chat, progress, selectors, turns
+from assistant import chat, live, progress, selectors, turns
+from assistant.models import Turn
 from config.api_errors import ApiError, bad_request, conflict, not_found
+from config.openapi import errors
 from config.serializers import StrictCharField, StrictSerializer, StrictUUIDField, parse_uuid
 from conversations.api import BUSY, parse_conversation_id
 from conversations.models import Message
@@ -23,14 +28,24 @@ from organizations.api import ORGANIZATION_PARAMETER, MemberAPIView
 FULL = "This conversation is full: start a new conversation to go on."
 
 
-class ChatRequestSerializer(StrictSerializer):
-    message = StrictCharField(max_length=100_000, trim_whitespace=False)
-    conversationId = StrictUUIDField(required=False, allow_null=True)  # noqa: N815
+# Whitespace as str.isspace() has it, spelled out: regex engines disagree on
+# what `\s` covers (Python's includes U+001C–U+001F and U+0085, ECMAScript's
+# U+FEFF), and a client must refuse exactly what the server refuses.
+WHITESPACE = r"\t\n\u000b\f\r \u001c-\u001f\u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
+NOT_BLANK_WITHOUT_NUL = rf"^[{WHITESPACE}]*[^{WHITESPACE}\u0000][^\u0000]*$"
 
-    def validate_message(self, value):
-        if not value.strip():
-            raise serializers.ValidationError("The message is empty.")
-        return value
+
+class ChatRequestSerializer(StrictSerializer):
+    # At least one character that is not whitespace, and no NUL (which the
+    # database can't store). The pattern is the check itself, so the schema says
+    # exactly what is refused; it runs in linear time (its parts don't overlap).
+    message = StrictCharField(
+        max_length=100_000, trim_whitespace=False,
+        validators=[RegexValidator(NOT_BLANK_WITHOUT_NUL, message="The message is empty.")],
+    )
+    conversationId = StrictUUIDField(  # noqa: N815
+        required=False, allow_null=True, help_text="Omitted or null: a new conversation is created."
+    )
 
 
 ChatResponse = inline_serializer("ChatAccepted", {
@@ -41,7 +56,14 @@ ChatResponse = inline_serializer("ChatAccepted", {
 class ChatView(MemberAPIView):
     throttle_scopes = {"POST": "chat"}
 
-    @extend_schema(parameters=[ORGANIZATION_PARAMETER], request=ChatRequestSerializer, responses={202: ChatResponse})
+    @extend_schema(
+        operation_id="chat", parameters=[ORGANIZATION_PARAMETER], request=ChatRequestSerializer,
+        responses={202: ChatResponse},
+        extensions=errors(
+            "credits_exhausted", "not_found", "conversation_busy", "conversation_full", "queue_unavailable",
+            "model_unavailable",
+        ),
+    )
     def post(self, request):
         serializer = ChatRequestSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
@@ -52,11 +74,15 @@ class ChatView(MemberAPIView):
 
 
 class EditRequestSerializer(StrictSerializer):
-    message = StrictCharField(max_length=100_000, trim_whitespace=False)
+    # The same rules as a new message (POST /api/chat).
+    message = StrictCharField(
+        max_length=100_000, trim_whitespace=False,
+        validators=[RegexValidator(NOT_BLANK_WITHOUT_NUL, message="The message is empty.")],
+    )
 
-    validate_message = ChatRequestSerializer.validate_message
 
-
+REDO_ERRORS = ("credits_exhausted", "not_found", "conversation_busy", "conversation_full", "nothing_to_redo",
+               "queue_unavailable", "model_unavailable")
 VERSIONS = ("The replaced messages stay in the StoredConversation with `supersededAt` set (a previous version, "
             "never sent to the model again); the new version follows them.")
 
@@ -64,7 +90,8 @@ VERSIONS = ("The replaced messages stay in the StoredConversation with `supersed
 class RegenerateView(MemberAPIView):
     throttle_scopes = {"POST": "chat"}
 
-    @extend_schema(parameters=[ORGANIZATION_PARAMETER], request=None, responses={202: ChatResponse},
+    @extend_schema(operation_id="conversation_regenerate", parameters=[ORGANIZATION_PARAMETER], request=None,
+                   responses={202: ChatResponse}, extensions=errors(*REDO_ERRORS),
                    description="A new reply to the last user message, through the normal submission (credits, "
                    "bounds, cards). " + VERSIONS)
     def post(self, request, conversation_id: str):
@@ -75,7 +102,8 @@ class RegenerateView(MemberAPIView):
 class EditView(MemberAPIView):
     throttle_scopes = {"POST": "chat"}
 
-    @extend_schema(parameters=[ORGANIZATION_PARAMETER], request=EditRequestSerializer, responses={202: ChatResponse},
+    @extend_schema(operation_id="conversation_edit", parameters=[ORGANIZATION_PARAMETER],
+                   request=EditRequestSerializer, responses={202: ChatResponse}, extensions=errors(*REDO_ERRORS),
                    description="The last user message edited and resent (the new one's `replaces` names the "
                    "old one). " + VERSIONS)
     def post(self, request, conversation_id: str):
@@ -123,15 +151,21 @@ def parse_turn_id(raw: str) -> UUID:
 
 
 TurnResponse = inline_serializer("TurnStatus", {
-    "id": serializers.UUIDField(), "conversationId": serializers.UUIDField(), "status": serializers.CharField(),
-    "failureKind": serializers.CharField(allow_null=True), "steps": serializers.IntegerField(),
+    "id": serializers.UUIDField(),
+    "conversationId": serializers.UUIDField(allow_null=True, help_text="Null once the conversation is deleted."),
+    "status": serializers.ChoiceField(choices=Turn.Status.choices),
+    "failureKind": serializers.ChoiceField(choices=Turn.FailureKind.choices, allow_null=True),
+    "steps": serializers.IntegerField(),
     "messageIds": serializers.ListField(child=serializers.UUIDField()),
     "costMicros": serializers.IntegerField(), "reservedMicros": serializers.IntegerField(),
 })
 
 
 class TurnView(MemberAPIView):
-    @extend_schema(parameters=[ORGANIZATION_PARAMETER], responses=TurnResponse)
+    @extend_schema(
+        operation_id="turn_get", parameters=[ORGANIZATION_PARAMETER], responses=TurnResponse,
+        extensions=errors("not_found"),
+    )
     def get(self, request, turn_id: str):
         turn = turn_or_404(self.member, turn_id)
         message_ids = Message.objects.filter(turn_id=turn.id).order_by("seq").values_list("client_id", flat=True)
@@ -162,8 +196,8 @@ class TurnCancelView(MemberAPIView):
     # Counted with the card clicks, not the messages: a Stop must not use up the person's sends.
     throttle_scopes = {"POST": "cards"}
 
-    @extend_schema(parameters=[ORGANIZATION_PARAMETER], request=None,
-                   responses={200: CancelResponse, 202: CancelResponse})
+    @extend_schema(operation_id="turn_cancel", parameters=[ORGANIZATION_PARAMETER], request=None,
+                   responses={200: CancelResponse, 202: CancelResponse}, extensions=errors("not_found", "turn_ended"))
     def post(self, request, turn_id: str):
         parsed = parse_turn_id(turn_id)
         try:
@@ -187,21 +221,68 @@ class EventStreamRenderer(renderers.BaseRenderer):
 
 
 class TurnEventsView(MemberAPIView):
+    """Authenticates and checks the turn is the person's (in a thread, once);
+    the stream itself is an async generator that holds no thread while it waits."""
+
     renderer_classes = [renderers.JSONRenderer, EventStreamRenderer]
 
-    @extend_schema(parameters=[ORGANIZATION_PARAMETER], responses={(200, "text/event-stream"): str})
+    @extend_schema(
+        operation_id="turn_events", parameters=[ORGANIZATION_PARAMETER],
+        responses={(200, "text/event-stream"): str}, extensions=errors("invalid_last_event_id", "not_found"),
+        description="Server-Sent Events of the turn's progress (`text`, `tool_call_started`, `tool_call_finished`, "
+        "`card_proposed`, `turn_ended`); `Last-Event-ID` resumes. The stream stays open until the turn ends.",
+    )
     def get(self, request, turn_id: str):
         turn = turn_or_404(self.member, turn_id)
-        response = StreamingHttpResponse(sse_body(turn), content_type="text/event-stream")
+        cursor = resume_cursor(request)
+        if isinstance(request._request, ASGIRequest):
+            body = sse_body(turn.id, cursor)
+        else:  # WSGI (`make run`'s dev server): Django would gather an async stream before sending it
+            body = map(sse_frame, live.poll_turn_blocking(turn.id, cursor))
+        response = StreamingHttpResponse(body, content_type="text/event-stream")
         response["Cache-Control"] = "no-cache"
-        response["X-Accel-Buffering"] = "no"
+        response["X-Accel-Buffering"] = "no"  # a reverse proxy must not hold the events back
         return response
 
 
-def sse_body(turn):
-    for number, item in enumerate(progress.stream_turn(turn)):
-        if item is None:
-            yield ServerSentEvent(comment="keep-alive").encode()
-        else:
-            name, data = item
-            yield ServerSentEvent(data=json.dumps(data, ensure_ascii=False), event=name, id=str(number)).encode()
+def resume_cursor(request) -> progress.Cursor:
+    # The header (EventSource's own reconnection) wins over the query
+    # parameter (a stream the page reopened itself).
+    raw = request.headers.get("Last-Event-ID") or request.query_params.get("lastEventId", "")
+    if not raw:
+        return progress.Cursor()
+    try:
+        return progress.Cursor.decode(raw)
+    except progress.BadCursor:
+        raise bad_request("invalid_last_event_id", "Last-Event-ID is not an id this stream sent.",
+                          {"Last-Event-ID": ["Not an event id of this stream."]}) from None
+
+
+async def sse_body(turn_id: UUID, cursor: progress.Cursor):
+    async for event in live.follow_turn(turn_id, cursor):
+        yield sse_frame(event)
+
+
+def sse_frame(event: progress.Event | None) -> bytes:
+    if event is None:
+        return ServerSentEvent(comment="keep-alive").encode()
+    return ServerSentEvent(data=json.dumps(event.data, ensure_ascii=False), event=event.name, id=event.id).encode()
+
+
+def async_endpoint(view):
+    """`view` (a DRF view) behind an async view: under ASGI the request is
+    checked in a thread once, then its async stream runs on the event loop.
+    Keeps `cls` so the OpenAPI schema still documents it."""
+    def check_then_release(request, *args, **kwargs):
+        response = view(request, *args, **kwargs)
+        if response.streaming:  # the stream reads the database on its own when it must
+            live.release_database()
+        return response
+
+    checked = sync_to_async(check_then_release)
+
+    async def endpoint(request, *args, **kwargs):
+        return await checked(request, *args, **kwargs)
+
+    endpoint.cls, endpoint.initkwargs, endpoint.csrf_exempt = view.cls, view.initkwargs, True
+    return endpoint

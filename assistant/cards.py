@@ -8,16 +8,25 @@ runs it after that claim has committed: a send does slow I/O (mail) that must
 not hold a transaction, and "at most once" still holds because no other
 request can claim the card again.
 
+The fingerprint is checked twice: at the click (to refuse at once) and again
+in the perform step, right before the action (and, for a `confirm` tool, in
+the same transaction as it), so data edited between the claim and the action
+is caught. An action cut short (its process killed after the claim, before
+its outcome was recorded) is never retried, since a mail must not go out twice:
+`cards_mark_interrupted` turns such a card `outcome_unknown` after
+ASSISTANT_CARD_OUTCOME_TIMEOUT_SECONDS, and the model hears of it.
+
 Every decision is an application event: the card's `event_delivered_at`
 stays null until the next turn of its thread has been given the event.
 """
 
 import json
 import logging
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 from uuid import UUID
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
@@ -40,6 +49,10 @@ STALE_ERROR = (
     "so nothing was done. The person can ask again."
 )
 PERFORM_CRASHED = "The action failed unexpectedly; it may not have been completed."
+INTERRUPTED_ERROR = (
+    "The action was interrupted before its outcome was recorded: it may or may not have been done. "
+    "It was not retried."
+)
 # Bounds of what an event tells the model about a card.
 MAX_ERROR_CHARS = 500
 MAX_SUMMARY_CHARS = 2000
@@ -198,6 +211,24 @@ def cards_expire(now: datetime | None = None) -> int:
     )
 
 
+def cards_mark_interrupted(now: datetime | None = None) -> int:
+    """Mark `outcome_unknown` the confirmed cards whose action was cut short
+    (no outcome recorded ASSISTANT_CARD_OUTCOME_TIMEOUT_SECONDS after the
+    click), each with its event; how many. Never retried: the action may
+    have happened (a mail may have gone out)."""
+    now = now or timezone.now()
+    cutoff = now - timedelta(seconds=settings.ASSISTANT_CARD_OUTCOME_TIMEOUT_SECONDS)
+    # One conditional UPDATE: an outcome recorded at the same moment (its row
+    # locked) either lands first, and the card no longer matches, or after,
+    # and _record_outcome replaces the unknown with the truth.
+    count = ActionCard.objects.filter(status=Status.CONFIRMED, result__isnull=True, decided_at__lt=cutoff).update(
+        status=Status.OUTCOME_UNKNOWN, error=INTERRUPTED_ERROR, event_delivered_at=None
+    )
+    if count:
+        logger.warning("cards_interrupted", extra={"count": count})
+    return count
+
+
 def _refusal_or_none(check) -> CardRefused | None:
     try:
         check()
@@ -224,11 +255,17 @@ def _decide(card: ActionCard, status: str, now: datetime, *, error: str = "") ->
     card.save(update_fields=["status", "decided_at", "error", "event_delivered_at"])
 
 
+class _ChangedSinceClaim(Exception):
+    """The fingerprint no longer matches at the moment of the action."""
+
+
 def _perform_and_record(member: Member, card: ActionCard) -> None:
-    """Run the claimed action (outside any transaction), then record how it went."""
+    """Run the claimed action, then record how it went."""
     try:
         tool = get_tool(card.tool_name)
-        result = framework.perform(tool, member, card.tool_input)
+        result = _perform_if_unchanged(member, card, tool)
+    except _ChangedSinceClaim:
+        _record_outcome(card.id, error=STALE_ERROR)
     except framework.ToolError as error:
         _record_outcome(card.id, error=(str(error) or type(error).__name__)[:MAX_ERROR_CHARS])
     except Exception as error:
@@ -243,6 +280,31 @@ def _perform_and_record(member: Member, card: ActionCard) -> None:
         _record_outcome(card.id, result=result)
 
 
+def _perform_if_unchanged(member: Member, card: ActionCard, tool) -> Any:
+    """Describe the card again right before acting, so that what changed
+    between the click's check and now (a note edited meanwhile) stops it.
+
+    A `confirm` tool acts on the product's own data: the check and the action
+    share one transaction. On SQLite (whose transactions take the write lock
+    first) nothing can be written between them; on PostgreSQL a write that
+    commits between the check's reads and the action's statements could still
+    slip through, a window of a few statements instead of click-to-action. A
+    `send` tool does slow I/O that must not hold a transaction: its check
+    comes just before.
+    """
+    if tool.tool_class == "send":
+        _check_unchanged(member, card)
+        return framework.perform(tool, member, card.tool_input)
+    with transaction.atomic():
+        _check_unchanged(member, card)
+        return framework.perform(tool, member, card.tool_input)
+
+
+def _check_unchanged(member: Member, card: ActionCard) -> None:
+    if current_fingerprint(member, card) != card.snapshot_hash:
+        raise _ChangedSinceClaim
+
+
 def _record_outcome(card_id: UUID, *, result: Any = None, error: str = "") -> None:
     with transaction.atomic():
         # Lock the row: a turn starting now either delivers the event before
@@ -250,6 +312,11 @@ def _record_outcome(card_id: UUID, *, result: Any = None, error: str = "") -> No
         card = ActionCard.objects.select_for_update().filter(id=card_id).first()
         if card is None:  # its conversation was deleted (another tab) while the action ran
             return
+        if card.status == Status.OUTCOME_UNKNOWN:
+            # The sweep gave up on this action too early; the truth replaces
+            # the unknown (and is told to the model as a new event).
+            card.status = Status.CONFIRMED
+            card.error = ""
         if error:
             card.status = Status.FAILED
             card.error = error
@@ -305,4 +372,9 @@ def _summary(card: ActionCard) -> str:
         return f"Cancelled by the person, nothing was done: {what}."
     if card.status == Status.EXPIRED:
         return f"Expired without a decision, nothing was done: {what}."
+    if card.status == Status.OUTCOME_UNKNOWN:
+        return (
+            f"Confirmed by the person, but interrupted before its outcome was recorded; it may or may not "
+            f"have been done, and it was not retried: {what}. Do not repeat it without asking the person."
+        )
     return f"Not done: {what}. Reason: {card.error}"

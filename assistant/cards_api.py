@@ -9,11 +9,11 @@ Another person's card is 404, like one that does not exist. A refusal (409
 page can show it.
 """
 
-import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from uuid import UUID
 
+from django.core.validators import RegexValidator
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.response import Response
@@ -21,10 +21,11 @@ from rest_framework.response import Response
 from assistant import cards
 from assistant.progress import card_json
 from config.api_errors import ApiError, bad_request, not_found
+from config.openapi import errors
 from config.serializers import StrictCharField, StrictSerializer, parse_uuid
 from organizations.api import ORGANIZATION_PARAMETER, MemberAPIView
 
-_SHA256_HEX = re.compile(r"^[0-9a-f]{64}$")
+SHA256_HEX = r"^[0-9a-f]{64}$"
 
 REFUSALS = {
     cards.CardStale: (
@@ -37,22 +38,24 @@ REFUSALS = {
 
 CardResponse = inline_serializer("ActionCard", {
     "id": serializers.UUIDField(), "toolName": serializers.CharField(), "input": serializers.JSONField(),
-    "description": serializers.CharField(), "hash": serializers.CharField(),
+    "description": serializers.CharField(),
+    "hash": serializers.RegexField(SHA256_HEX, help_text="SHA-256 of what the action would do, lowercase hex."),
     "status": serializers.ChoiceField(choices=cards.Status.choices),
     "trifectaWarning": serializers.BooleanField(), "expiresAt": serializers.DateTimeField(),
     "decidedAt": serializers.DateTimeField(allow_null=True), "result": serializers.JSONField(allow_null=True),
     "error": serializers.CharField(allow_null=True), "toolCallId": serializers.CharField(allow_null=True),
     "conversationId": serializers.UUIDField(),
 })
+DECIDE_ERRORS = errors("not_found", "stale", "decided", "expired")
 
 
 class ConfirmRequestSerializer(StrictSerializer):
-    hash = StrictCharField(help_text="The card's fingerprint (SHA-256, hex) as the person was shown it.")
-
-    def validate_hash(self, value):
-        if not _SHA256_HEX.match(value):
-            raise serializers.ValidationError("Must be a SHA-256 in lowercase hex (64 characters).")
-        return value
+    # The length bounds make `$` (which also matches before a final newline) exact.
+    hash = StrictCharField(
+        min_length=64, max_length=64,
+        validators=[RegexValidator(SHA256_HEX, message="Must be a SHA-256 in lowercase hex (64 characters).")],
+        help_text="The card's fingerprint (SHA-256, hex) as the person was shown it.",
+    )
 
 
 class CancelRequestSerializer(StrictSerializer):
@@ -81,7 +84,10 @@ def card_errors() -> Iterator[None]:
 
 
 class CardView(MemberAPIView):
-    @extend_schema(parameters=[ORGANIZATION_PARAMETER], responses=CardResponse)
+    @extend_schema(
+        operation_id="card_get", parameters=[ORGANIZATION_PARAMETER], responses=CardResponse,
+        extensions=errors("not_found"),
+    )
     def get(self, request, card_id: str):
         with card_errors():
             card = cards.card_get_for_member(self.member, parse_card_id(card_id))
@@ -91,7 +97,12 @@ class CardView(MemberAPIView):
 class CardConfirmView(MemberAPIView):
     throttle_scopes = {"POST": "cards"}
 
-    @extend_schema(parameters=[ORGANIZATION_PARAMETER], request=ConfirmRequestSerializer, responses=CardResponse)
+    @extend_schema(
+        operation_id="card_confirm", parameters=[ORGANIZATION_PARAMETER], request=ConfirmRequestSerializer,
+        responses=CardResponse, extensions=DECIDE_ERRORS,
+        description="Performs the action once, if it is still exactly what the person was shown. A refusal "
+        "(409 `stale`/`decided`, 410 `expired`) carries the card as it now is.",
+    )
     def post(self, request, card_id: str):
         parsed_id = parse_card_id(card_id)
         body = ConfirmRequestSerializer(data=request.data)
@@ -104,7 +115,10 @@ class CardConfirmView(MemberAPIView):
 class CardCancelView(MemberAPIView):
     throttle_scopes = {"POST": "cards"}
 
-    @extend_schema(parameters=[ORGANIZATION_PARAMETER], request=CancelRequestSerializer, responses=CardResponse)
+    @extend_schema(
+        operation_id="card_cancel", parameters=[ORGANIZATION_PARAMETER], request=CancelRequestSerializer,
+        responses=CardResponse, extensions=errors("not_found", "decided", "expired"),
+    )
     def post(self, request, card_id: str):
         parsed_id = parse_card_id(card_id)
         CancelRequestSerializer(data=request.data).is_valid(raise_exception=True)

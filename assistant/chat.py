@@ -16,7 +16,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from assistant.cards import events_for_next_turn
-from assistant.history import history_bytes, load_history
+from assistant.history import history_bytes, load_history, uses_window
 from assistant.models import Turn
 from assistant.providers import selected_option
 from conversations.models import Message, Thread
@@ -51,8 +51,11 @@ def chat_submit(member: Member, *, message: str, conversation_id: UUID | None) -
     created_thread = conversation_id is None
     # Outside the transaction: reading a long history must not hold the write
     # lock (SQLite) while others wait. The loop checks again anyway.
-    used = 0 if created_thread else history_bytes(load_history(thread_get_for_member(member, conversation_id).id))
-    check_room(used, message)
+    existing = None if created_thread else thread_get_for_member(member, conversation_id)
+    if existing is None:
+        check_room(0, message)
+    elif not uses_window(existing.continuous):  # a continuous conversation is never full
+        check_room(history_bytes(load_history(existing.id)), message)
     with transaction.atomic():
         thread = _thread_for_chat(member, conversation_id)
         before = ThreadState.of(thread)

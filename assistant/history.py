@@ -11,10 +11,12 @@ import json
 from dataclasses import dataclass
 from uuid import UUID
 
+from django.conf import settings
 from django.db.models import Prefetch
 
 from assistant.app_events import neutralize
 from assistant.clients.base import AssistantReply, HistoryItem, ToolResult, ToolResults, ToolUse, UserText
+from assistant.history_window import WindowItem, window_start
 from assistant.tools.framework import ToolError, bound_for_model, result_for_model, result_marks
 from assistant.tools.registry import get_tool
 from assistant.trifecta import SeenCall, Taint, context_taint
@@ -155,3 +157,21 @@ def history_bytes(items: list[HistoryItem]) -> int:
         else:
             total += sum(len(result.content.encode()) for result in item.results)
     return total
+
+
+def in_window(items: list[HistoryItem]) -> list[HistoryItem]:
+    """What a continuous conversation sends: the most recent items that fit
+    ASSISTANT_HISTORY_BYTES, at least the last HISTORY_WINDOW messages
+    (assistant.history_window)."""
+    start = window_start(
+        [WindowItem(history_bytes([item]), isinstance(item, UserText), not isinstance(item, ToolResults))
+         for item in items],
+        max_bytes=settings.ASSISTANT_HISTORY_BYTES, min_messages=settings.HISTORY_WINDOW,
+    )
+    return items[start:]
+
+
+def uses_window(continuous: bool) -> bool:
+    """A conversation's history is windowed (never full) when it is continuous
+    (Telegram), or everywhere when HISTORY_WINDOW_EVERYWHERE is on."""
+    return continuous or settings.HISTORY_WINDOW_EVERYWHERE

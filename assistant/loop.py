@@ -20,7 +20,7 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from assistant import proposals
+from assistant import live, proposals
 from assistant.clients.base import (
     ModelClient,
     ModelRequest,
@@ -29,7 +29,7 @@ from assistant.clients.base import (
     ToolCallEvent,
     Usage,
 )
-from assistant.history import history_bytes, load_context, request_token_bound
+from assistant.history import history_bytes, in_window, load_context, request_token_bound, uses_window
 from assistant.models import ENDED_STATUSES, Turn
 from assistant.pacing import PAUSE, paced
 from assistant.providers import ModelOption, client_for, model_option
@@ -120,7 +120,8 @@ def run_turn(turn_id: UUID, *, client: ModelClient | None = None, clock: Callabl
     if not claim_turn(turn_id):
         logger.info("turn_not_claimed", extra={"turn_id": str(turn_id)})
         return None
-    turn = Turn.objects.get(id=turn_id)
+    # With its thread: whether the history is windowed (continuous) is read once.
+    turn = Turn.objects.select_related("thread").get(id=turn_id)
     started = clock()
     runner = None
     try:
@@ -199,6 +200,7 @@ def finish_turn(
             credits_keep_on_stuck(turn_id=turn.id, job=job)
         else:
             credits_release(turn_id=turn.id, reason="the turn never started", job=job)
+    live.publish_turn_ended(turn_id)
     return True
 
 
@@ -326,9 +328,12 @@ class TurnRunner:
             context = load_context(self.turn.thread_id)
             history = context.items
             # The guard follows what the model is about to see: every tool
-            # result in the history, from this turn or any earlier one.
+            # result in the history, from this turn or any earlier one (for a
+            # windowed conversation, older ones too: the safe side).
             self.taint = taint_union(self.taint, context.taint)
-            if history_bytes(history) > settings.ASSISTANT_HISTORY_BYTES:
+            if uses_window(self.turn.thread.continuous):
+                history = in_window(history)
+            elif history_bytes(history) > settings.ASSISTANT_HISTORY_BYTES:
                 raise TurnStopped(Turn.FailureKind.BOUNDS, bounds_notice("the conversation is full"))
             request = ModelRequest(
                 system=SYSTEM_PROMPT, history=history, tools=self.tool_specs,
@@ -408,6 +413,7 @@ class TurnRunner:
             reply.content = streamed.text
             reply.status = Message.Status.COMPLETE
             reply.save(update_fields=["content", "status"])
+            live.publish_text(self.turn.id, reply, streamed.text)
             self._save_progress()
         return reply, calls
 
@@ -431,8 +437,10 @@ class TurnRunner:
         return Usage(input_tokens=self.call_input_bound, output_tokens=written)
 
     def _flush_text(self, reply: Message, text: str) -> None:
-        """Write the reply's text so far (readers poll the database)."""
+        """Write the reply's text so far (the catch-up source), then tell the
+        open streams (Redis, when configured)."""
         Message.objects.filter(id=reply.id).update(content=text)
+        live.publish_text(self.turn.id, reply, text)
 
     def _wait_seconds(self, streamed: "StreamedText") -> float:
         """How long to wait for the model's next event: until pending text is
@@ -463,6 +471,7 @@ class TurnRunner:
                 input=call.input if call.input is not None else {"raw": call.raw_input},
                 created_at=timezone.now(),
             )
+            live.publish_tool_call_started(record)
             self.calls += 1
             try:
                 result, is_error = self._run_call(call, record)
@@ -490,6 +499,7 @@ class TurnRunner:
         record.is_error = is_error
         record.finished_at = timezone.now()
         record.save(update_fields=["result", "is_error", "finished_at"])
+        live.publish_tool_call_finished(record)
 
     def _run_call(self, call: ToolCallEvent, record: ToolCall) -> tuple[object, bool]:
         """(raw result, is_error). A ToolError becomes an error the model can read."""

@@ -11,7 +11,7 @@ from organizations.personal_data import export_user
 
 class MyExportView(MemberAPIView):
     @extend_schema(
-        parameters=[ORGANIZATION_PARAMETER], responses={200: OpenApiTypes.OBJECT},
+        operation_id="me_export", parameters=[ORGANIZATION_PARAMETER], responses={200: OpenApiTypes.OBJECT},
         description="Everything of the person in the organization: conversations (messages, raw tool results), "
         "cards, turns with their costs, notes, mail, and `staffAccesses` (`[{at, what, objectId}]`: when staff "
         "looked at the person's data, never who). A JSON attachment.",

@@ -90,6 +90,9 @@ class ActionCard(models.Model):
         CANCELLED = "cancelled", "Cancelled"
         EXPIRED = "expired", "Expired"
         FAILED = "failed", "Failed"
+        # Confirmed, but the action was cut short (its process died) before
+        # its outcome was recorded: it may or may not have happened.
+        OUTCOME_UNKNOWN = "outcome_unknown", "Outcome unknown"
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="action_cards")
@@ -104,7 +107,7 @@ class ActionCard(models.Model):
     description = models.TextField()
     snapshot_hash = models.CharField(max_length=64)
     trifecta_warning = models.BooleanField(default=False)
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.PENDING)
     created_at = models.DateTimeField(auto_now_add=True)
     expires_at = models.DateTimeField()
     decided_at = models.DateTimeField(null=True, blank=True)

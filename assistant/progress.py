@@ -1,13 +1,16 @@
 """What a running turn has written so far, as a sequence of progress events.
 
-The SSE endpoint polls the database (what the worker writes), so it works
-with any number of web and worker processes and no shared memory.
+The database is the truth: `turn_events` reads what the worker wrote (on
+connection, after a gap, at the end). With Redis, the worker also publishes
+each step (`assistant.live`) and `apply_published` turns a publication into
+the same events without a query. Both advance one `Cursor`, which is also each
+event's id, so a client that reconnects with `Last-Event-ID` resumes exactly.
 """
 
 import json
-import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+import re
+from dataclasses import dataclass
+from typing import NamedTuple
 from uuid import UUID
 
 from assistant.models import ENDED_STATUSES, ActionCard, Turn
@@ -17,71 +20,191 @@ from conversations.models import Message, ToolCall
 PREVIEW_CHARS = 2000
 
 
+class Event(NamedTuple):
+    name: str
+    data: dict
+    id: str  # the cursor once this event is sent (Last-Event-ID)
+
+
+class BadCursor(ValueError):
+    """A Last-Event-ID that is not one of ours."""
+
+
+_CURSOR = re.compile(r"^(-1|\d{1,10})\.(\d{1,10})\.(\d{1,6})\.(\d{1,6})\.(\d{1,6})$")
+
+
 @dataclass
-class ProgressCursor:
-    """What has been reported already."""
+class Cursor:
+    """What a client was sent, as a watermark. A worker writes a turn in order
+    (a reply's text, then its tool calls one by one, then the next reply), so
+    five numbers say it all: every assistant message before `seq` was sent
+    whole; of message `seq`, the first `text` characters and the first
+    `started` / `finished` tool calls (by position); and the turn's first
+    `cards` cards (by creation)."""
 
-    text_lengths: dict[UUID, int] = field(default_factory=dict)
-    started_calls: set[UUID] = field(default_factory=set)
-    finished_calls: set[UUID] = field(default_factory=set)
-    cards: set[UUID] = field(default_factory=set)
+    seq: int = -1
+    text: int = 0
+    started: int = 0
+    finished: int = 0
+    cards: int = 0
+
+    def encode(self) -> str:
+        return f"{self.seq}.{self.text}.{self.started}.{self.finished}.{self.cards}"
+
+    @classmethod
+    def decode(cls, raw: str) -> "Cursor":
+        match = _CURSOR.match(raw.strip())
+        if match is None:
+            raise BadCursor(raw)
+        return cls(*(int(part) for part in match.groups()))
+
+    def enter_message(self, seq: int) -> None:
+        self.seq, self.text, self.started, self.finished = seq, 0, 0, 0
 
 
-def turn_events(turn: Turn, cursor: ProgressCursor) -> tuple[list[tuple[str, dict]], bool]:
-    """New events since `cursor` (updated in place), and whether the turn has ended."""
-    turn.refresh_from_db(fields=["status", "failure_kind", "steps", "cost_micros"])
-    events: list[tuple[str, dict]] = []
-    messages = list(Message.objects.filter(turn_id=turn.id, role=Message.Role.ASSISTANT).order_by("seq"))
+# --- From the database (catch-up) ------------------------------------------------
+
+
+def turn_events(turn_id: UUID, cursor: Cursor) -> tuple[list[Event], bool]:
+    """Events not yet sent (the cursor advances), and whether the turn has ended.
+    Four queries, whatever the turn's size."""
+    turn = Turn.objects.only("status", "failure_kind", "steps", "cost_micros").get(id=turn_id)
+    messages = list(Message.objects.filter(turn_id=turn_id, role=Message.Role.ASSISTANT).order_by("seq"))
     calls_by_message: dict[UUID, list[ToolCall]] = {}
-    for call in ToolCall.objects.filter(message__turn_id=turn.id).order_by("position"):
+    for call in ToolCall.objects.filter(message__turn_id=turn_id).order_by("position"):
         calls_by_message.setdefault(call.message_id, []).append(call)
-    # Each reply's text, then its tool calls: the order in which they happened.
+    events: list[Event] = []
     for message in messages:
-        events.extend(_text_events(message, cursor))
-        for call in calls_by_message.get(message.id, []):
-            events.extend(_call_events(call, cursor))
-    for card in ActionCard.objects.filter(turn_id=turn.id).select_related("tool_call").order_by("created_at"):
-        if card.id not in cursor.cards:
-            cursor.cards.add(card.id)
-            events.append(("card_proposed", card_json(card)))
+        if message.seq >= cursor.seq:
+            events.extend(_message_events(message, calls_by_message.get(message.id, []), cursor))
+    cards = ActionCard.objects.filter(turn_id=turn_id).select_related("tool_call").order_by("created_at", "id")
+    for card in list(cards)[cursor.cards:]:
+        cursor.cards += 1
+        events.append(Event("card_proposed", card_json(card), cursor.encode()))
     ended = turn.status in ENDED_STATUSES
     if ended:
         notice = next((m.notice for m in reversed(messages) if m.notice), "")
-        events.append(("turn_ended", {
-            "turnId": str(turn.id), "status": turn.status, "failureKind": turn.failure_kind or None,
-            "notice": notice, "steps": turn.steps, "costMicros": turn.cost_micros,
-        }))
+        events.append(Event("turn_ended", turn_ended_json(turn, notice), cursor.encode()))
     return events, ended
 
 
-def _text_events(message: Message, cursor: ProgressCursor) -> list[tuple[str, dict]]:
-    sent = cursor.text_lengths.get(message.id)
+def _message_events(message: Message, calls: list[ToolCall], cursor: Cursor) -> list[Event]:
+    """A reply's text, then its tool calls: the order in which they happened."""
     events = []
-    if sent is None:
-        events.append(("message_started", {"messageId": str(message.id), "seq": message.seq}))
-        sent = 0
-    if len(message.content) > sent:
-        events.append(("text", {"messageId": str(message.id), "delta": message.content[sent:]}))
-    cursor.text_lengths[message.id] = max(sent, len(message.content))
+    if message.seq > cursor.seq:
+        cursor.enter_message(message.seq)
+        events.append(Event("message_started", {"messageId": str(message.id), "seq": message.seq}, cursor.encode()))
+    if len(message.content) > cursor.text:
+        delta = message.content[cursor.text:]
+        cursor.text = len(message.content)
+        events.append(Event("text", {"messageId": str(message.id), "delta": delta}, cursor.encode()))
+    for call in calls:
+        if call.position >= cursor.started:
+            cursor.started = call.position + 1
+            events.append(Event("tool_call_started", tool_call_started_json(call), cursor.encode()))
+        if call.finished_at is not None and call.position >= cursor.finished:
+            cursor.finished = call.position + 1
+            events.append(Event("tool_call_finished", tool_call_finished_json(call), cursor.encode()))
     return events
 
 
-def _call_events(call: ToolCall, cursor: ProgressCursor) -> list[tuple[str, dict]]:
-    events = []
-    if call.id not in cursor.started_calls:
-        cursor.started_calls.add(call.id)
-        events.append(("tool_call_started", {
-            "messageId": str(call.message_id), "toolCallId": call.tool_use_id, "name": call.name,
-            "input": call.input,
-        }))
-    if call.finished_at is not None and call.id not in cursor.finished_calls:
-        cursor.finished_calls.add(call.id)
-        events.append(("tool_call_finished", {
-            "messageId": str(call.message_id), "toolCallId": call.tool_use_id, "name": call.name,
-            "isError": call.is_error,
-            "resultPreview": bound_for_model(json.dumps(call.result, ensure_ascii=False), PREVIEW_CHARS),
-        }))
-    return events
+# --- From a publication (no query) -------------------------------------------------
+
+
+def apply_published(cursor: Cursor, published: dict) -> list[Event] | None:
+    """The events a worker's publication (assistant.live) adds for this client,
+    or None when it does not follow on from the cursor (something was missed:
+    read the database). Repeats of what was sent already give no event."""
+    kind = published.get("kind")
+    if kind == "card_proposed":
+        return _published_card(cursor, published)
+    if kind not in _MESSAGE_STEPS:
+        return None  # the end (or unknown): the database says how it ended
+    seq = published["seq"]
+    if seq < cursor.seq:
+        return []  # an earlier reply, sent whole already
+    entered = seq > cursor.seq
+    if entered and published.get("offset", published.get("position")) != 0:
+        return None  # a new reply seen from its middle: its start was missed
+    before = Cursor(**vars(cursor))
+    events: list[Event] = []
+    if entered:
+        cursor.enter_message(seq)
+        events.append(Event("message_started", {"messageId": published["messageId"], "seq": seq}, cursor.encode()))
+    more = _MESSAGE_STEPS[kind](cursor, published)
+    if more is None:
+        vars(cursor).update(vars(before))
+        return None
+    return events + more
+
+
+def _published_text(cursor: Cursor, published: dict) -> list[Event] | None:
+    offset, delta = published["offset"], published["delta"]
+    if offset > cursor.text:
+        return None
+    fresh = delta[cursor.text - offset:]
+    if not fresh:
+        return []
+    cursor.text += len(fresh)
+    data = {"messageId": published["messageId"], "delta": fresh, "at": published["at"]}
+    return [Event("text", data, cursor.encode())]
+
+
+def _published_start(cursor: Cursor, published: dict) -> list[Event] | None:
+    position = published["position"]
+    if position > cursor.started:
+        return None
+    if position < cursor.started:
+        return []
+    cursor.started += 1
+    return [Event("tool_call_started", published["call"], cursor.encode())]
+
+
+def _published_finish(cursor: Cursor, published: dict) -> list[Event] | None:
+    position = published["position"]
+    if position > cursor.finished or position >= cursor.started:
+        return None
+    if position < cursor.finished:
+        return []
+    cursor.finished += 1
+    return [Event("tool_call_finished", published["call"], cursor.encode())]
+
+
+def _published_card(cursor: Cursor, published: dict) -> list[Event] | None:
+    index = published["index"]
+    if index > cursor.cards:
+        return None
+    if index < cursor.cards:
+        return []
+    cursor.cards += 1
+    return [Event("card_proposed", published["card"], cursor.encode())]
+
+
+_MESSAGE_STEPS = {
+    "text": _published_text, "tool_call_started": _published_start, "tool_call_finished": _published_finish,
+}
+
+
+# --- The events' data (one shape for both sources) ------------------------------------
+
+
+def tool_call_started_json(call: ToolCall) -> dict:
+    return {"messageId": str(call.message_id), "toolCallId": call.tool_use_id, "name": call.name, "input": call.input}
+
+
+def tool_call_finished_json(call: ToolCall) -> dict:
+    return {
+        "messageId": str(call.message_id), "toolCallId": call.tool_use_id, "name": call.name,
+        "isError": call.is_error,
+        "resultPreview": bound_for_model(json.dumps(call.result, ensure_ascii=False), PREVIEW_CHARS),
+    }
+
+
+def turn_ended_json(turn: Turn, notice: str) -> dict:
+    return {
+        "turnId": str(turn.id), "status": turn.status, "failureKind": turn.failure_kind or None,
+        "notice": notice, "steps": turn.steps, "costMicros": turn.cost_micros,
+    }
 
 
 def card_json(card: ActionCard) -> dict:
@@ -94,23 +217,3 @@ def card_json(card: ActionCard) -> dict:
         "toolCallId": card.tool_call.tool_use_id if card.tool_call_id else None,
         "conversationId": str(card.thread_id),
     }
-
-
-def stream_turn(
-    turn: Turn, *, poll_seconds: float = 0.2, max_seconds: float = 600, heartbeat_seconds: float = 15,
-    sleep: Callable[[float], None] = time.sleep, clock: Callable[[], float] = time.monotonic,
-) -> Iterator[tuple[str, dict] | None]:
-    """Events until the turn ends; None stands for a heartbeat."""
-    cursor = ProgressCursor()
-    started = last_sent = clock()
-    while clock() - started < max_seconds:
-        events, ended = turn_events(turn, cursor)
-        yield from events
-        if ended:
-            return
-        if events:
-            last_sent = clock()
-        elif clock() - last_sent >= heartbeat_seconds:
-            last_sent = clock()
-            yield None
-        sleep(poll_seconds)

@@ -6,6 +6,7 @@ from django.conf import settings
 from django.utils import timezone
 from pydantic import BaseModel
 
+from assistant import live
 from assistant.fingerprint import snapshot_hash
 from assistant.models import ActionCard, Turn
 from assistant.tools import framework
@@ -42,6 +43,7 @@ def propose(
         trifecta_warning=warning,
         expires_at=timezone.now() + timedelta(seconds=settings.ASSISTANT_CARD_LIFETIME_SECONDS),
     )
+    live.publish_card_proposed(card)
     result = {
         "status": "awaiting_confirmation",
         "card_id": str(card.id),

@@ -24,6 +24,8 @@ PROCESSING_LABEL: dict[str, str] = {
 }
 
 OFFLINE_ID = "offline"
+# The seeds' default provider: used without ASSISTANT_MODEL once Infomaniak's credentials are set.
+INFOMANIAK_DEFAULT_ID = "infomaniak-qwen3"
 INFOMANIAK_DEFAULT_BASE_URL = "https://api.infomaniak.com/2/ai/{product_id}/openai/v1"
 # AWS regions in the EU or Switzerland. London (eu-west-2) is left out on
 # purpose: it is outside the EU, whatever its name says.
@@ -202,12 +204,13 @@ def _allowed_regions() -> str:
 
 
 def selected_option() -> ModelOption:
-    """The option ASSISTANT_MODEL names, or the offline model when it is empty.
-    A name that is unknown or unusable is a configuration error, never a
-    silent fallback to another provider (that could move data elsewhere)."""
+    """The option ASSISTANT_MODEL names; when it is empty, the default
+    (`default_option_id`). A name that is unknown or unusable is a
+    configuration error, never a silent fallback to another provider (that
+    could move data elsewhere)."""
     option_id = settings.ASSISTANT_MODEL
     if not option_id:
-        return model_option(OFFLINE_ID)
+        return model_option(default_option_id())
     if option_id not in _BY_ID:
         known = ", ".join(_BY_ID)
         raise ImproperlyConfigured(f"ASSISTANT_MODEL={option_id!r} is not a known model option (known: {known}).")
@@ -216,6 +219,29 @@ def selected_option() -> ModelOption:
     if reason:
         raise ImproperlyConfigured(f"ASSISTANT_MODEL={option_id!r} cannot be used: {reason}.")
     return option
+
+
+def default_option_id() -> str:
+    """Without ASSISTANT_MODEL: outside development, Infomaniak (the seeds'
+    default) once its credentials are set; otherwise the offline demo model,
+    which a production server refuses to start with (`refuse_unnamed_demo_model`)."""
+    if not settings.DEBUG and settings.INFOMANIAK_AI_TOKEN and settings.INFOMANIAK_AI_PRODUCT_ID:
+        return INFOMANIAK_DEFAULT_ID
+    return OFFLINE_ID
+
+
+def refuse_unnamed_demo_model() -> None:
+    """At the start of a production server, worker or beat (config/asgi.py,
+    wsgi.py, celery.py): real people must never be answered by the demo model
+    by accident. Management commands and tests are not refused."""
+    if settings.DEBUG or settings.ASSISTANT_MODEL:
+        return
+    if default_option_id() == OFFLINE_ID:
+        raise ImproperlyConfigured(
+            "No model is configured and DEBUG is off: set ASSISTANT_MODEL to a model option "
+            "(`manage.py assistant_models` lists them), set INFOMANIAK_AI_TOKEN and INFOMANIAK_AI_PRODUCT_ID "
+            "for Infomaniak, or name the demo model explicitly with ASSISTANT_MODEL=offline."
+        )
 
 
 def check_residency() -> None:

@@ -22,8 +22,14 @@ app.conf.beat_schedule = {
         "task": "assistant.sweep_queued_turns", "schedule": MINUTE, "options": {"expires": MINUTE},
     },
     "expire-cards": {"task": "assistant.expire_cards", "schedule": 5 * MINUTE, "options": {"expires": 5 * MINUTE}},
+    "sweep-interrupted-cards": {
+        "task": "assistant.sweep_interrupted_cards", "schedule": 5 * MINUTE, "options": {"expires": 5 * MINUTE},
+    },
     "continue-erasures": {
         "task": "assistant.continue_erasures", "schedule": 5 * MINUTE, "options": {"expires": 5 * MINUTE},
+    },
+    "purge-telegram-updates": {
+        "task": "telegram.purge_received_updates", "schedule": 60 * MINUTE, "options": {"expires": 60 * MINUTE},
     },
     "purge-idle-threads": {
         "task": "assistant.purge_idle_threads", "schedule": 60 * MINUTE, "options": {"expires": 60 * MINUTE},
@@ -49,3 +55,18 @@ def ensure_broker_folders() -> None:
 @signals.beat_init.connect
 def _create_broker_folders(**kwargs) -> None:
     ensure_broker_folders()
+
+
+@signals.worker_init.connect
+@signals.beat_init.connect
+def _refuse_unnamed_demo_model(**kwargs) -> None:
+    """A production worker or beat never runs turns on the demo model by accident.
+    SystemExit, because Celery logs and ignores an Exception raised by a signal handler."""
+    from django.core.exceptions import ImproperlyConfigured
+
+    from assistant.providers import refuse_unnamed_demo_model
+
+    try:
+        refuse_unnamed_demo_model()
+    except ImproperlyConfigured as error:
+        raise SystemExit(f"Refusing to start: {error}") from None

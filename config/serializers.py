@@ -32,9 +32,17 @@ class StrictSerializer(serializers.Serializer):
 
 
 class StrictCharField(serializers.CharField):
-    """A string, and only a string: 12 or true is a type error, not "12"."""
+    """A string, and only a string: 12 or true is a type error, not "12".
+
+    Kept as sent (no trimming): what is stored is what the client wrote, and
+    the length and pattern the schema states apply to exactly that.
+    """
 
     default_error_messages = {"not_a_string": "Must be a string."}
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("trim_whitespace", False)
+        super().__init__(**kwargs)
 
     def to_internal_value(self, data):
         if not isinstance(data, str):
@@ -50,6 +58,18 @@ class StrictUUIDField(serializers.UUIDField):
             return parse_uuid(data)
         except ValueError:
             self.fail("invalid", value=data)
+
+
+class StrictBooleanField(serializers.BooleanField):
+    """true or false, and only those: DRF's BooleanField also takes 0, 1,
+    "yes", "off", … which the schema (a JSON boolean) does not allow."""
+
+    default_error_messages = {"not_a_boolean": "Must be true or false."}
+
+    def to_internal_value(self, data):
+        if not isinstance(data, bool):
+            self.fail("not_a_boolean")
+        return data
 
 
 def _unstorable_text(value) -> str | None:

@@ -4,6 +4,7 @@ Every variable is listed in the README. Production (DEBUG off) refuses to start
 without SECRET_KEY, ASSISTANT_KEYS_SECRET and an explicit EMAIL_BACKEND.
 """
 
+import re
 from datetime import timedelta
 from pathlib import Path
 
@@ -47,6 +48,7 @@ INSTALLED_APPS = [
     "credits",
     "assistant",
     "workspace",
+    "surfaces.telegram",
 ]
 
 MIDDLEWARE = [
@@ -84,7 +86,9 @@ TEMPLATES = [
 
 
 def _database_from_url(url: str) -> dict:
-    config = dj_database_url.parse(url, conn_max_age=60)
+    # Workers keep their connection (one thread each); the ASGI web process
+    # sets 0 (scripts/serve.sh): its sync code runs in short-lived threads.
+    config = dj_database_url.parse(url, conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 60))
     if config["ENGINE"] == "django.db.backends.sqlite3":
         # SQLite serializes writers: IMMEDIATE takes the write lock at BEGIN, so
         # two transactions can never both read a balance and then both write it
@@ -113,7 +117,13 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "static/"
-STATIC_ROOT = BASE_DIR / "staticfiles"
+STATIC_ROOT = Path(env_str("STATIC_ROOT", str(BASE_DIR / "staticfiles")))
+# WhiteNoise (middleware above) serves STATIC_ROOT in production, compressed
+# copies made by collectstatic (`scripts/serve.sh release`).
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+}
 STATICFILES_DIRS = [BASE_DIR / "static"] if (BASE_DIR / "static").is_dir() else []
 
 LOGIN_URL = "login"
@@ -223,7 +233,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["config.parsers.SafeJSONParser"],
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "config.openapi.ApiAutoSchema",
     "EXCEPTION_HANDLER": "config.api_errors.api_exception_handler",
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
 }
@@ -239,6 +249,19 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # Path ids are parsed by the views (a malformed one: 400 `invalid_id`); see config/converters.py.
+    "PATH_CONVERTER_OVERRIDES": {"api_id": {"type": "string", "format": "uuid"}},
+    # One stable name per status set (several components have a `status`).
+    "ENUM_NAME_OVERRIDES": {
+        "ConversationStatusEnum": "conversations.models.Thread.Status",
+        "MessageStatusEnum": "conversations.models.Message.Status",
+        "TurnStatusEnum": "assistant.models.Turn.Status",
+        "ActionCardStatusEnum": "assistant.models.ActionCard.Status",
+    },
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "config.openapi.postprocess_links",
+    ],
 }
 
 # --- Redis and Celery ------------------------------------------------------
@@ -247,6 +270,12 @@ REDIS_URL = env_str("REDIS_URL")
 # is one; otherwise each process counts alone (a single machine).
 if REDIS_URL:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
+# GET /api/turns/{id}/events: a keep-alive comment after this long without an
+# event; without Redis, the database is read this often; a stream ends after
+# STREAM_MAX_SECONDS (the browser reconnects with Last-Event-ID).
+STREAM_HEARTBEAT_SECONDS = env_int("STREAM_HEARTBEAT_SECONDS", 15, minimum=1)
+STREAM_POLL_SECONDS = env_int("STREAM_POLL_MS", 200, minimum=10) / 1000
+STREAM_MAX_SECONDS = env_int("STREAM_MAX_SECONDS", 600, minimum=10)
 CELERY_TASK_ALWAYS_EAGER = False
 
 # --- Conversations ---------------------------------------------------------
@@ -281,6 +310,8 @@ LOGGING = {
     },
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "readable" if DEBUG else "json"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
+    # httpx logs every request's URL, and a Telegram Bot API URL carries the bot's token.
+    "loggers": {"httpx": {"level": "WARNING"}},
 }
 
 # --- Credits ---------------------------------------------------------------
@@ -312,6 +343,11 @@ ASSISTANT_MAX_TOOL_CALLS_PER_STEP = env_int("ASSISTANT_MAX_TOOL_CALLS_PER_STEP",
 ASSISTANT_TURN_SECONDS = env_int("ASSISTANT_TURN_SECONDS", 8 * 60, minimum=1)
 ASSISTANT_TOOL_RESULT_CHARS = env_int("ASSISTANT_TOOL_RESULT_CHARS", 20_000, minimum=100)
 ASSISTANT_HISTORY_BYTES = env_int("ASSISTANT_HISTORY_BYTES", 700_000, minimum=1000)
+# Continuous conversations (Telegram) are never full: the model gets the most
+# recent messages that fit ASSISTANT_HISTORY_BYTES, at least this many.
+HISTORY_WINDOW = env_int("HISTORY_WINDOW", 20, minimum=1)
+# Browser conversations too (off: they become full at the bound, as designed).
+HISTORY_WINDOW_EVERYWHERE = env_bool("HISTORY_WINDOW_EVERYWHERE", False)
 ASSISTANT_MAX_OUTPUT_TOKENS = env_int("ASSISTANT_MAX_OUTPUT_TOKENS", 4096, minimum=1)
 # The most one turn may cost (credits), whatever the balance: the loop stops
 # before a model call whose upper bound would take the turn past it.
@@ -374,3 +410,25 @@ ASSISTANT_TRIFECTA = env_str("ASSISTANT_TRIFECTA", "warn")
 if ASSISTANT_TRIFECTA not in ("warn", "block"):
     raise ImproperlyConfigured("ASSISTANT_TRIFECTA must be 'warn' or 'block'.")
 ASSISTANT_CARD_LIFETIME_SECONDS = env_int("ASSISTANT_CARD_LIFETIME_SECONDS", 24 * 3600, minimum=60)
+# A confirmed card with no recorded outcome this long after the click was cut
+# short (its process died): it becomes `outcome_unknown`, never retried. Above
+# any request timeout, so an action still running is not declared lost.
+ASSISTANT_CARD_OUTCOME_TIMEOUT_SECONDS = env_int("ASSISTANT_CARD_OUTCOME_TIMEOUT_SECONDS", 900, minimum=60)
+
+# --- Telegram (surfaces/telegram/) -------------------------------------------
+# The surface is off (the webhook answers 404) while the token is empty.
+TELEGRAM_BOT_TOKEN = env_str("TELEGRAM_BOT_TOKEN")
+# Telegram sends it in X-Telegram-Bot-Api-Secret-Token; required with a token.
+TELEGRAM_WEBHOOK_SECRET = env_str("TELEGRAM_WEBHOOK_SECRET")
+if TELEGRAM_BOT_TOKEN and not re.fullmatch(r"[A-Za-z0-9_-]{16,256}", TELEGRAM_WEBHOOK_SECRET):
+    # What setWebhook accepts as secret_token, and long enough not to be guessed.
+    raise ImproperlyConfigured("TELEGRAM_WEBHOOK_SECRET must be 16-256 characters of A-Z a-z 0-9 _ - "
+                               "when TELEGRAM_BOT_TOKEN is set.")
+# The bot's methods are at {base}/bot{token}/{method} (a proxy, or a fake in tests).
+TELEGRAM_API_BASE_URL = env_str("TELEGRAM_API_BASE_URL", "https://api.telegram.org").rstrip("/")
+# The bot's @username, for the deep link https://t.me/<bot>?start=<code>.
+TELEGRAM_BOT_USERNAME = env_str("TELEGRAM_BOT_USERNAME")
+# Minutes a linking code stays valid.
+TELEGRAM_LINK_CODE_MINUTES = env_int("TELEGRAM_LINK_CODE_MINUTES", 10, minimum=1)
+# Milliseconds between two edits of a streamed reply (Telegram allows about one a second per chat).
+TELEGRAM_EDIT_INTERVAL_MS = env_int("TELEGRAM_EDIT_INTERVAL_MS", 1000, minimum=100)

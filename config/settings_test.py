@@ -12,6 +12,9 @@ os.environ.setdefault("SECRET_KEY", "test-only-secret-key-not-for-production")
 os.environ.setdefault("DEBUG", "0")
 os.environ.setdefault("ASSISTANT_KEYS_SECRET", "test-only-keys-secret")
 os.environ.setdefault("EMAIL_BACKEND", "django.core.mail.backends.locmem.EmailBackend")
+# Named, as production must (DEBUG is off here): the worker processes the tests
+# start would refuse the demo model otherwise.
+os.environ.setdefault("ASSISTANT_MODEL", "offline")
 
 from config.settings import *  # noqa: E402,F403
 from config.settings import DATABASES, RUN_DIR  # noqa: E402

@@ -14,5 +14,8 @@ urlpatterns = [
     path("api/", include("assistant.urls")),
 ]
 
+# Telegram: the webhook and the page that links an account (surfaces/telegram/).
+urlpatterns += [path("telegram/", include("surfaces.telegram.urls"))]
+
 # The browser UI (login, chat, data page).
 urlpatterns += [path("", include("assistant.web.urls"))]

@@ -1,14 +1,16 @@
 """Conversation endpoints: thin views over the services and selectors."""
 
+import re
 from uuid import UUID
 
 from django.conf import settings
 from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import status
+from rest_framework import serializers, status
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.response import Response
 
 from config.api_errors import ApiError, bad_request, conflict, not_found
+from config.openapi import errors
 from config.serializers import StrictCharField, StrictSerializer, parse_uuid
 from conversations import selectors, services
 from conversations.serializers import (
@@ -18,6 +20,7 @@ from conversations.serializers import (
     conversation_to_json,
     too_many_messages,
 )
+from conversations.titles import collapse_whitespace
 from organizations.api import ORGANIZATION_PARAMETER, MemberAPIView
 
 BUSY = "A reply is being written in this conversation; try again when it has finished."
@@ -34,34 +37,71 @@ class RenameSerializer(StrictSerializer):
     title = StrictCharField(max_length=services.RENAME_MAX_CHARS)  # blank refused by CharField
 
     def validate_title(self, value):
+        # Any kind of whitespace only (tabs, line separators…) is blank too.
+        if not collapse_whitespace(value):
+            raise serializers.ValidationError("The title is empty.")
         return value.strip()
 
 
 class ConversationPagination(PageNumberPagination):
+    """`page` (from 1) and `pageSize` (1 to 200), refused with 400 `invalid_page`
+    when they are not such numbers, rather than silently replaced by defaults."""
+
     page_size_query_param = "pageSize"
     max_page_size = 200
 
+    def paginate_queryset(self, queryset, request, view=None):
+        raw_page = request.query_params.get(self.page_query_param)
+        if raw_page is not None:
+            query_number(raw_page, name=self.page_query_param, maximum=None)
+        return super().paginate_queryset(queryset, request, view)
+
     def get_page_size(self, request):
-        # Read per request, so the setting can change without a restart of this class.
-        self.page_size = settings.CONVERSATIONS_PAGE_SIZE
-        return super().get_page_size(request)
+        raw = request.query_params.get(self.page_size_query_param)
+        if raw is None:
+            # Read per request, so the setting can change without a restart of this class.
+            return settings.CONVERSATIONS_PAGE_SIZE
+        return query_number(raw, name=self.page_size_query_param, maximum=self.max_page_size)
+
+    def get_schema_operation_parameters(self, view):
+        page, page_size = super().get_schema_operation_parameters(view)
+        page["schema"]["minimum"] = 1
+        page_size["schema"].update(minimum=1, maximum=self.max_page_size)
+        return [page, page_size]
+
+
+def query_number(raw: str, *, name: str, maximum: int | None) -> int:
+    """A whole number from 1 (to `maximum`) written in ASCII digits, or 400."""
+    # A page past the last one is the paginator's 404, however large its number.
+    number = int(raw) if re.fullmatch(r"[0-9]{1,4000}", raw) else 0
+    if number < 1 or (maximum is not None and number > maximum):
+        bound = f"from 1 to {maximum}" if maximum else "from 1"
+        raise bad_request("invalid_page", f"{name} must be a whole number {bound}.", {name: [f"A number {bound}."]})
+    return number
 
 
 SEARCH_PARAMETER = OpenApiParameter(
-    "q", str, description="Only conversations whose title or messages hold these words "
+    "q", {"type": "string", "maxLength": selectors.SEARCH_MAX_CHARS},
+    description="Only conversations whose title or messages hold these words "
     f"(at most {selectors.SEARCH_MAX_CHARS} characters).")
 
 
 class ConversationListView(MemberAPIView):
-    @extend_schema(parameters=[ORGANIZATION_PARAMETER, SEARCH_PARAMETER],
-                   responses=ConversationSummarySerializer(many=True))
+    pagination_class = ConversationPagination
+
+    @extend_schema(
+        operation_id="conversations_list", parameters=[ORGANIZATION_PARAMETER, SEARCH_PARAMETER],
+        responses=ConversationSummarySerializer(many=True),
+        extensions=errors("invalid_page", "not_found", "query_too_long"),
+        description="The person's conversations, most recent first. A page past the last one is 404 `not_found`.",
+    )
     def get(self, request):
         query = request.query_params.get("q", "").strip()
         if len(query) > selectors.SEARCH_MAX_CHARS:
             raise bad_request("query_too_long", f"The search is limited to {selectors.SEARCH_MAX_CHARS} characters.",
                               {"q": ["Too long."]})
         threads = selectors.thread_search(self.member, query) if query else selectors.thread_list(self.member)
-        paginator = ConversationPagination()
+        paginator = self.pagination_class()
         page = paginator.paginate_queryset(threads, request, view=self)
         return paginator.get_paginated_response(ConversationSummarySerializer(page, many=True).data)
 
@@ -69,7 +109,10 @@ class ConversationListView(MemberAPIView):
 class ConversationDetailView(MemberAPIView):
     throttle_scopes = {"PUT": "uploads"}
 
-    @extend_schema(parameters=[ORGANIZATION_PARAMETER], responses=ConversationSerializer)
+    @extend_schema(
+        operation_id="conversation_get", parameters=[ORGANIZATION_PARAMETER], responses=ConversationSerializer,
+        extensions=errors("not_found"),
+    )
     def get(self, request, conversation_id: str):
         thread_id = parse_conversation_id(conversation_id)
         try:
@@ -79,7 +122,13 @@ class ConversationDetailView(MemberAPIView):
         return Response(conversation_to_json(thread))
 
     @extend_schema(
-        parameters=[ORGANIZATION_PARAMETER], request=ConversationSerializer, responses=UpsertResultSerializer
+        operation_id="conversation_put", parameters=[ORGANIZATION_PARAMETER], request=ConversationSerializer,
+        responses=UpsertResultSerializer,
+        extensions=errors(
+            "id_mismatch", "too_many_messages", "not_found", "conversation_busy", "conversation_too_large",
+        ),
+        description="Full upsert; last write wins by `updatedAt` (`applied` says whether this one did). "
+        "The conversation of another person with this id is 404 `not_found`.",
     )
     def put(self, request, conversation_id: str):
         thread_id = parse_conversation_id(conversation_id)
@@ -104,8 +153,9 @@ class ConversationDetailView(MemberAPIView):
         thread = selectors.thread_with_messages(self.member, thread_id)
         return Response({"applied": outcome.applied, "conversation": conversation_to_json(thread)})
 
-    @extend_schema(parameters=[ORGANIZATION_PARAMETER], request=RenameSerializer,
-                   responses=ConversationSummarySerializer, description="Rename: only `title` may be sent.")
+    @extend_schema(operation_id="conversation_rename", parameters=[ORGANIZATION_PARAMETER], request=RenameSerializer,
+                   responses=ConversationSummarySerializer, extensions=errors("invalid", "invalid_id", "not_found"),
+                   description="Rename: only `title` may be sent.")
     def patch(self, request, conversation_id: str):
         thread_id = parse_conversation_id(conversation_id)
         serializer = RenameSerializer(data=request.data)
@@ -116,7 +166,10 @@ class ConversationDetailView(MemberAPIView):
             raise not_found("No such conversation.") from None
         return Response(ConversationSummarySerializer(thread).data)
 
-    @extend_schema(parameters=[ORGANIZATION_PARAMETER], responses={204: None})
+    @extend_schema(
+        operation_id="conversation_delete", parameters=[ORGANIZATION_PARAMETER], responses={204: None},
+        extensions=errors("not_found", "conversation_busy"),
+    )
     def delete(self, request, conversation_id: str):
         thread_id = parse_conversation_id(conversation_id)
         try:

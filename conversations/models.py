@@ -21,6 +21,12 @@ class Thread(models.Model):
     updated_at = models.DateTimeField()
     last_activity_at = models.DateTimeField()
     status = models.CharField(max_length=12, choices=Status.choices, default=Status.IDLE)
+    # Where the conversation is held: "" for the browser and the API,
+    # "telegram" for a Telegram chat (the sidebar marks it).
+    surface = models.CharField(max_length=20, blank=True, default="")
+    # A continuous conversation is never full: the model gets a window of its
+    # most recent messages (assistant/history_window.py) instead of all of it.
+    continuous = models.BooleanField(default=False)
 
     class Meta:
         indexes = [

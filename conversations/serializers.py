@@ -4,12 +4,19 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.utils import timezone
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from config.api_errors import ApiError, bad_request
-from config.serializers import StorableJSONField, StrictCharField, StrictSerializer, StrictUUIDField
+from config.serializers import (
+    StorableJSONField,
+    StrictBooleanField,
+    StrictCharField,
+    StrictSerializer,
+    StrictUUIDField,
+)
 from conversations.extensions import conversation_extras
-from conversations.models import Message
+from conversations.models import Message, Thread
 
 # Clocks of offline clients drift: this much ahead of the server is accepted.
 FUTURE_SKEW = timedelta(minutes=5)
@@ -20,7 +27,7 @@ class ToolCallSerializer(StrictSerializer):
     name = StrictCharField(max_length=200)
     input = StorableJSONField(required=False, default=dict)
     result = StorableJSONField(required=False, allow_null=True, default=None, help_text="Any JSON, stored whole.")
-    isError = serializers.BooleanField(required=False, default=False)  # noqa: N815
+    isError = StrictBooleanField(required=False, default=False)  # noqa: N815
 
 
 class MessageSerializer(StrictSerializer):
@@ -29,7 +36,7 @@ class MessageSerializer(StrictSerializer):
     content = StrictCharField(allow_blank=True, trim_whitespace=False)
     createdAt = serializers.DateTimeField()  # noqa: N815
     toolCalls = ToolCallSerializer(many=True, required=False, default=list)  # noqa: N815
-    status = StrictCharField(read_only=True, help_text="complete | streaming | failed (server-side).")
+    status = serializers.ChoiceField(read_only=True, choices=Message.Status.choices, help_text="Server-side.")
     notice = StrictCharField(read_only=True, help_text="Why a reply stopped short, for the person (server-side).")
     supersededAt = serializers.DateTimeField(read_only=True, allow_null=True, help_text=(  # noqa: N815
         "Set on a previous version (server-side): a reply regenerated, or a user message edited and resent, "
@@ -38,16 +45,25 @@ class MessageSerializer(StrictSerializer):
         "On a user message edited and resent (server-side): the id of the message it replaces."))
 
 
+# The assistant registers the cards (conversations.extensions) and documents
+# their component, ActionCard; this app can't import it, so it names it.
+@extend_schema_field({"type": "array", "items": {"$ref": "#/components/schemas/ActionCard"}})
+class CardListField(serializers.ListField):
+    child = serializers.DictField()
+
+
 class ConversationSerializer(StrictSerializer):
     id = StrictUUIDField(help_text="Must equal the id in the URL.")
     title = StrictCharField(required=False, allow_blank=True, allow_null=True, max_length=500)
     createdAt = serializers.DateTimeField()  # noqa: N815
-    updatedAt = serializers.DateTimeField()  # noqa: N815
-    messages = MessageSerializer(many=True)
+    updatedAt = serializers.DateTimeField(  # noqa: N815
+        help_text="Last write wins by this value; at most 5 minutes ahead of the server's clock."
+    )
+    messages = MessageSerializer(many=True, help_text="In order; each message id once.")
     userId = serializers.IntegerField(read_only=True, help_text="The owner; ignored on input.")  # noqa: N815
-    status = StrictCharField(read_only=True, help_text="idle | responding (server-side).")
-    cards = serializers.ListField(
-        child=serializers.DictField(), read_only=True,
+    status = serializers.ChoiceField(read_only=True, choices=Thread.Status.choices, help_text="Server-side.")
+    cards = CardListField(
+        read_only=True,
         help_text="The assistant's confirmation cards of this conversation (server-side; ignored on input).",
     )
 
@@ -94,7 +110,7 @@ class ConversationSummarySerializer(serializers.Serializer):
     title = StrictCharField()
     createdAt = serializers.DateTimeField(source="created_at")  # noqa: N815
     updatedAt = serializers.DateTimeField(source="updated_at")  # noqa: N815
-    status = StrictCharField()
+    status = serializers.ChoiceField(choices=Thread.Status.choices)
 
 
 class UpsertResultSerializer(serializers.Serializer):

@@ -24,6 +24,6 @@ class CreditsSummarySerializer(serializers.Serializer):
 class CreditsView(MemberAPIView):
     """The active organization's credits for the current month (1 credit = 10,000 micro-dollars)."""
 
-    @extend_schema(parameters=[ORGANIZATION_PARAMETER], responses=CreditsSummarySerializer)
+    @extend_schema(operation_id="credits_get", parameters=[ORGANIZATION_PARAMETER], responses=CreditsSummarySerializer)
     def get(self, request):
         return Response(CreditsSummarySerializer(credits_summary(self.member)).data)

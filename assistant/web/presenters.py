@@ -19,7 +19,10 @@ LONG_RESULT_LINES = 24
 SHOWN_RESULT_CHARS = 100_000
 # What a confirm/send tool answers in the loop: a card was proposed (assistant.proposals).
 AWAITING = "awaiting_confirmation"
-CARD_STATES = {"confirmed": "Confirmed", "cancelled": "Cancelled", "expired": "Expired", "failed": "Failed"}
+CARD_STATES = {
+    "confirmed": "Confirmed", "cancelled": "Cancelled", "expired": "Expired", "failed": "Failed",
+    "outcome_unknown": "Outcome unknown",
+}
 
 
 def relative_date(moment: datetime, now: datetime) -> str:
@@ -144,6 +147,7 @@ EVENT_PHRASES = {
     "cancelled": "The assistant was told that you cancelled “{title}”.",
     "expired": "The assistant was told that “{title}” expired without a decision.",
     "failed": "The assistant was told that “{title}” could not be carried out.",
+    "outcome_unknown": "The assistant was told that “{title}” was interrupted and may or may not have been done.",
 }
 
 

@@ -3,7 +3,7 @@ the apps' own tenant filters (threads_of, turns_of, cards_of): a conversation
 or card of someone else is not found."""
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from uuid import UUID
 
@@ -33,8 +33,9 @@ class SidebarItem:
     updated_at: datetime
     when: str
     responding: bool
+    surface: str = ""  # "telegram": the sidebar marks it
     # The title cut around the searched words: (text, is_a_match) pieces, shown with <mark>.
-    title_parts: list[tuple[str, bool]]
+    title_parts: list[tuple[str, bool]] = field(default_factory=list)
 
 
 @dataclass
@@ -68,7 +69,7 @@ def sidebar(member: Member, *, pages: int = 1, query: str = "", current_id: str 
         listed = conversation_selectors.thread_search(member, query)
     else:
         listed = conversation_selectors.thread_list(member)
-    fields = ("id", "title", "updated_at", "status")
+    fields = ("id", "title", "updated_at", "status", "surface")
     threads = list(listed.only(*fields)[: limit + 1])
     shown = threads[:limit]
     if current_id and not query and current_id not in {str(thread.id) for thread in shown}:
@@ -90,6 +91,7 @@ def _sidebar_item(thread: Thread, query: str, now: datetime) -> SidebarItem:
         id=str(thread.id), title=title, updated_at=thread.updated_at,
         when=presenters.relative_date(thread.updated_at, now),
         responding=thread.status == Thread.Status.RESPONDING,
+        surface=thread.surface,
         title_parts=marked_parts(title, query),
     )
 

@@ -269,6 +269,7 @@ export function initChat() {
     const block = liveBlock(turnId);
     let attempts = 0;
     let ended = false;
+    let lastEventId = ''; // a reopened stream resumes after it instead of replaying the turn
 
     const handlers = {
       message_started: ({ messageId }) => {
@@ -314,9 +315,13 @@ export function initChat() {
     handlers.turn_ended = end;
     const open = () => {
       if (ended) return;
-      source = new EventSource(`/api/turns/${encodeURIComponent(turnId)}/events`);
+      const resume = lastEventId ? `?lastEventId=${encodeURIComponent(lastEventId)}` : '';
+      source = new EventSource(`/api/turns/${encodeURIComponent(turnId)}/events${resume}`);
       for (const [name, handle] of Object.entries(handlers)) {
-        source.addEventListener(name, (event) => handle(JSON.parse(event.data)));
+        source.addEventListener(name, (event) => {
+          if (event.lastEventId) lastEventId = event.lastEventId;
+          handle(JSON.parse(event.data));
+        });
       }
       source.onopen = () => {
         attempts = 0;

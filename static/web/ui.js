@@ -3,7 +3,8 @@
 
 import { api, fragment, parseFragment } from './api.js';
 
-const CARD_STATES = { confirmed: 'Confirmed', cancelled: 'Cancelled', expired: 'Expired', failed: 'Failed' };
+const CARD_STATES = { confirmed: 'Confirmed', cancelled: 'Cancelled', expired: 'Expired', failed: 'Failed',
+  outcome_unknown: 'Outcome unknown' };
 const CARD_ERRORS = {
   stale: 'What this card would do has changed since it was proposed, so nothing was done. Ask the assistant again.',
   expired: 'This card has expired, so nothing was done. Ask the assistant again if you still want it.',

@@ -2,6 +2,7 @@ import json
 import uuid
 
 import pytest
+from asgiref.sync import async_to_sync, sync_to_async
 
 from assistant import chat
 from assistant.loop import run_turn
@@ -173,11 +174,23 @@ def parse_sse(raw: str) -> list[tuple[str, dict]]:
     return events
 
 
+def read_stream(response) -> str:
+    """The whole body of a streamed response (async under ASGI, the test
+    client's WSGI request gets the blocking adapter), read in this thread."""
+
+    async def collect():
+        return b"".join([chunk async for chunk in response.streaming_content])
+
+    if response.is_async:
+        return async_to_sync(collect)().decode()
+    return b"".join(response.streaming_content).decode()
+
+
 def test_the_event_stream_replays_a_finished_turn_in_order(owner):
     body = finished_turn(owner)
     response = owner.client.get(f"/api/turns/{body['turnId']}/events", HTTP_ACCEPT="text/event-stream")
     assert response.status_code == 200 and response["Content-Type"] == "text/event-stream"
-    events = parse_sse(b"".join(response.streaming_content).decode())
+    events = parse_sse(read_stream(response))
     names = [name for name, _ in events]
     assert names == ["message_started", "text", "tool_call_started", "tool_call_finished",
                      "message_started", "text", "turn_ended"]
@@ -186,10 +199,12 @@ def test_the_event_stream_replays_a_finished_turn_in_order(owner):
     assert events[2][1]["name"] == "search_notes" and events[-1][1]["status"] == "done"
 
 
-def test_the_event_stream_follows_a_running_turn(owner):
-    """Polls what the worker writes: deltas arrive as the message grows."""
-    from assistant import progress
+def test_the_event_stream_polls_a_running_turn_without_redis(owner, settings):
+    """Without REDIS_URL the stream reads what the worker writes: deltas arrive as the message grows."""
+    from assistant import live
+    from assistant.progress import Cursor
 
+    settings.REDIS_URL = ""
     body = post_chat(owner, message="Hi").json()
     turn = Turn.objects.get(id=body["turnId"])
     Turn.objects.filter(id=turn.id).update(status="running")
@@ -197,15 +212,21 @@ def test_the_event_stream_follows_a_running_turn(owner):
                                    content="Hel", status="streaming", created_at=turn.created_at)
     writes = iter(["Hello", "Hello, world"])
 
-    def sleep(_):
+    def worker_writes():
         try:
             Message.objects.filter(id=reply.id).update(content=next(writes))
         except StopIteration:
             Turn.objects.filter(id=turn.id).update(status="done")
 
-    deltas = [data["delta"] for name, data in (e for e in progress.stream_turn(turn, sleep=sleep) if e)
-              if name == "text"]
-    assert deltas == ["Hel", "lo", ", world"]
+    async def sleep(_):
+        await sync_to_async(worker_writes)()
+
+    async def collect():
+        return [event async for event in live.poll_turn(turn.id, Cursor(), sleep=sleep) if event]
+
+    events = async_to_sync(collect)()
+    assert [e.data["delta"] for e in events if e.name == "text"] == ["Hel", "lo", ", world"]
+    assert events[-1].name == "turn_ended"
 
 
 def test_a_first_message_over_the_bound_is_a_409_full_and_writes_nothing(owner, settings):

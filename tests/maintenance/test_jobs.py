@@ -218,5 +218,7 @@ def test_the_beat_schedule_runs_every_maintenance_job_and_the_worker_knows_them(
     assert scheduled == {
         "assistant.fail_stuck_turns", "assistant.sweep_queued_turns", "assistant.purge_idle_threads",
         "assistant.continue_erasures", "assistant.expire_cards", "assistant.purge_staff_accesses",
+        "telegram.purge_received_updates",
+        "assistant.sweep_interrupted_cards",
     }
     assert scheduled | {"assistant.erase_user", "assistant.run_turn"} <= set(celery_app.tasks)

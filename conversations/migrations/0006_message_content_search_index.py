@@ -21,6 +21,6 @@ def drop_index(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-    dependencies = [("conversations", "0004_message_client_id_unique_in_thread")]
+    dependencies = [("conversations", "0005_thread_surface_continuous")]
 
     operations = [migrations.RunPython(create_index, drop_index)]

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('assistant', '0004_reseal_provider_keys_under_keys_secret'),
+        ('assistant', '0005_card_outcome_unknown_status'),
     ]
 
     operations = [

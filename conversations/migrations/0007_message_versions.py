@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('conversations', '0005_message_content_search_index'),
+        ('conversations', '0006_message_content_search_index'),
     ]
 
     operations = [

@@ -1,0 +1,228 @@
+"""One Telegram update → what it does in the database, and the Bot API calls
+to make about it (returned, made by the tasks so they can be retried alone).
+
+Logs carry ids and kinds, never the text of a message.
+"""
+
+import logging
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+from uuid import UUID
+
+from django.core.exceptions import ImproperlyConfigured
+from django.db import transaction
+from django.utils import timezone
+from telegram import CallbackQuery, Update
+from telegram import Message as TelegramMessage
+
+from assistant import cards
+from assistant.chat import QueueUnavailable
+from conversations.services import ConversationBusy
+from credits.selectors import credits_summary
+from credits.services import CreditsExhausted
+from surfaces.telegram import linking, services
+from surfaces.telegram.formatting import escape
+from surfaces.telegram.models import ReceivedUpdate, StreamedReply
+from surfaces.telegram.replies import card_text
+
+logger = logging.getLogger("surfaces.telegram")
+
+INSTRUCTIONS = (
+    "This bot is the assistant of your organization. To use it, link your account: open the Telegram page "
+    "of the assistant in your browser, ask for a code, and open the link it gives you (or send "
+    "<code>/start CODE</code> here)."
+)
+INVALID_CODE = "This code is not valid (unknown, already used or expired). Ask for a new one on the Telegram page."
+TEXT_ONLY = "I can only read text messages."
+PRIVATE_ONLY = "I only talk in a private chat: your conversations are yours. Write to me directly."
+BUSY = "A reply is still being written in this conversation. Wait for it, then send your message again."
+NO_CREDITS = "Your organization has used its credits for this month, so the assistant can't reply."
+QUEUE_DOWN = "The assistant is not available right now; your message was not sent. Please try again in a moment."
+NO_MODEL = "No model is available right now; your message was not sent."
+HELP = (
+    "Send a message to talk to the assistant. Commands: /new starts a new conversation, /credits shows "
+    "the month's balance, /org lists or switches your organizations, /unlink removes the link."
+)
+CARD_REFUSALS = {
+    cards.CardStale: "This action changed since it was shown to you; nothing was done. Ask the assistant again.",
+    cards.CardDecided: "This card was already decided; nothing was done.",
+    cards.CardExpired: "This card has expired; nothing was done.",
+}
+CARD_NOT_FOUND = "This card is not yours or no longer exists; nothing was done."
+
+
+@dataclass
+class Outcome:
+    """The calls to make: (bot.py function name, keyword arguments); the turn to follow."""
+
+    calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    follow_turn: UUID | None = None
+
+    def say(self, chat_id: int, html: str, buttons=None) -> "Outcome":
+        self.calls.append(("send_html", {"chat_id": chat_id, "text": html, "buttons": buttons}))
+        return self
+
+
+def claim_update(update_id: int) -> bool:
+    """Received → handled, once: a redelivered task finds nothing to claim."""
+    return ReceivedUpdate.objects.filter(update_id=update_id, handled_at__isnull=True).update(
+        handled_at=timezone.now()
+    ) == 1
+
+
+def handle_update(data: dict) -> Outcome:
+    update = Update.de_json(data, bot=None)
+    if update.callback_query is not None:
+        return handle_click(update.callback_query)
+    if update.message is not None and update.message.from_user is not None:
+        return handle_message(update.message)
+    logger.info("telegram_update_ignored", extra={"update_id": update.update_id})
+    return Outcome()
+
+
+def handle_message(message: TelegramMessage) -> Outcome:
+    chat_id, account = message.chat_id, message.from_user.id
+    text = message.text or ""
+    command, _, argument = text.partition(" ")
+    command = command.split("@", 1)[0] if command.startswith("/") else ""
+    # The command's name only when it is one of ours: anything else a person types stays out of the logs.
+    known = command if command in COMMANDS else ("other" if command else "text")
+    logger.info("telegram_message", extra={"chat_id": chat_id, "command": known})
+    if message.chat.type != "private":
+        # Replies carry the person's conversation: never into a group.
+        return Outcome().say(chat_id, PRIVATE_ONLY)
+    if command == "/start" and argument.strip():
+        return _start(chat_id, account, argument.strip())
+    try:
+        link, member = linking.active_member(account)
+    except linking.NotLinked:
+        return Outcome().say(chat_id, INSTRUCTIONS)
+    if command in COMMANDS:
+        return COMMANDS[command](chat_id, account, argument.strip(), link, member)
+    if not text.strip() or command:
+        return Outcome().say(chat_id, TEXT_ONLY if not text.strip() else HELP)
+    return _turn(chat_id, link, member, text)
+
+
+def _start(chat_id: int, account: int, code: str) -> Outcome:
+    try:
+        link = linking.link_redeem(code, telegram_user_id=account, chat_id=chat_id)
+    except linking.InvalidCode:
+        logger.info("telegram_link_refused", extra={"chat_id": chat_id})
+        return Outcome().say(chat_id, INVALID_CODE)
+    logger.info("telegram_linked", extra={"link_id": link.id, "organization_id": link.organization_id})
+    return Outcome().say(
+        chat_id, f"Linked to <b>{escape(link.organization.name)}</b> as {escape(link.user.get_username())}. "
+        f"{HELP}",
+    )
+
+
+def _turn(chat_id: int, link, member, text: str) -> Outcome:
+    try:
+        submitted = services.telegram_turn(link, member, text=text, chat_id=chat_id)
+    except ConversationBusy:
+        return Outcome().say(chat_id, BUSY)
+    except CreditsExhausted:
+        return Outcome().say(chat_id, NO_CREDITS)
+    except QueueUnavailable:
+        return Outcome().say(chat_id, QUEUE_DOWN)
+    except ImproperlyConfigured:
+        return Outcome().say(chat_id, NO_MODEL)
+    logger.info("telegram_turn_submitted", extra={"turn_id": str(submitted.turn_id), "chat_id": chat_id})
+    # "typing…" at once; the follow task keeps it up while the turn runs.
+    return Outcome(calls=[("typing", {"chat_id": chat_id})], follow_turn=submitted.turn_id)
+
+
+def _new(chat_id, account, argument, link, member) -> Outcome:
+    services.conversation_restart(link)
+    return Outcome().say(chat_id, "A new conversation starts with your next message. The previous one stays "
+                         "in your conversations in the browser.")
+
+
+def _credits(chat_id, account, argument, link, member) -> Outcome:
+    summary = credits_summary(member)
+    return Outcome().say(
+        chat_id, f"{escape(link.organization.name)}, {summary.month}: <b>{summary.remaining_credits}</b> of "
+        f"{summary.granted_credits} credits left ({summary.used_credits} used, {summary.reserved_credits} reserved).",
+    )
+
+
+def _org(chat_id, account, argument, link, member) -> Outcome:
+    if argument:
+        try:
+            chosen = linking.link_switch(account, argument)
+        except linking.NotLinked:
+            return Outcome().say(chat_id, "You have not linked that organization. Link it from its Telegram page.")
+        return Outcome().say(chat_id, f"Now speaking for <b>{escape(chosen.organization.name)}</b>.")
+    lines = [
+        f"{'▶️' if other.active else '•'} {escape(other.organization.name)} — <code>/org "
+        f"{escape(other.organization.slug)}</code>"
+        for other in linking.links_of_account(account)
+    ]
+    return Outcome().say(chat_id, "Your linked organizations:\n" + "\n".join(lines))
+
+
+def _unlink(chat_id, account, argument, link, member) -> Outcome:
+    removed, now_active = linking.link_remove_for_account(account)
+    logger.info("telegram_unlinked", extra={"organization_id": removed.organization_id})
+    then = f" Now speaking for <b>{escape(now_active.organization.name)}</b>." if now_active else ""
+    return Outcome().say(chat_id, f"Unlinked from {escape(link.organization.name)}. Your conversations stay in "
+                         f"the browser.{then}")
+
+
+def _help(chat_id, *_) -> Outcome:
+    return Outcome().say(chat_id, HELP)
+
+
+COMMANDS = {"/new": _new, "/credits": _credits, "/org": _org, "/unlink": _unlink, "/help": _help, "/start": _help}
+
+
+def handle_click(query: CallbackQuery) -> Outcome:
+    outcome = Outcome()
+    answer = ("answer_callback", {"callback_query_id": query.id, "text": ""})
+    outcome.calls.append(answer)
+    click = services.parse_click(query.data or "")
+    try:
+        _link, member = linking.active_member(query.from_user.id)
+    except linking.NotLinked:
+        answer[1]["text"] = "Link your account first; nothing was done."
+        return outcome
+    if click is None:
+        answer[1]["text"] = "This button is not valid; nothing was done."
+        return outcome
+    try:
+        card = services.card_click(member, click)
+    except cards.CardNotFound:
+        answer[1]["text"] = CARD_NOT_FOUND
+        logger.info("telegram_card_refused", extra={"card_id": str(click.card_id), "refusal": "not_found"})
+        return outcome
+    except cards.CardRefused as refusal:
+        answer[1]["text"] = CARD_REFUSALS[type(refusal)]
+        logger.info("telegram_card_refused",
+                    extra={"card_id": str(click.card_id), "refusal": type(refusal).__name__})
+        card = refusal.card
+    else:
+        answer[1]["text"] = "Done." if click.confirm else "Cancelled."
+    if query.message is not None:
+        keep = services.card_buttons(card) if card.status == cards.Status.PENDING else None
+        outcome.calls.append(("edit_html", {"chat_id": query.message.chat.id, "message_id": query.message.message_id,
+                                            "text": card_text(card), "buttons": keep}))
+    return outcome
+
+
+def record_received(update_id: int) -> bool:
+    """The webhook's first step: False when this update_id came before."""
+    with transaction.atomic():
+        _, created = ReceivedUpdate.objects.get_or_create(update_id=update_id,
+                                                          defaults={"received_at": timezone.now()})
+    return created
+
+
+def telegram_purge(*, older_than: timedelta) -> int:
+    """Update ids Telegram can no longer deliver again, and the records of
+    replies whose follow task never finished (its worker was killed)."""
+    cutoff = timezone.now() - older_than
+    updates, _ = ReceivedUpdate.objects.filter(received_at__lt=cutoff).delete()
+    replies, _ = StreamedReply.objects.filter(turn__finished_at__lt=cutoff).delete()
+    return updates + replies

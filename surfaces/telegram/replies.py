@@ -1,0 +1,68 @@
+"""A turn as Telegram messages: its reply (Markdown → Telegram HTML, split
+under 4,096) and its cards (full description, trifecta warning, outcome).
+Read from what the worker writes, like the browser's progress stream."""
+
+import hashlib
+from dataclasses import dataclass
+from uuid import UUID
+
+from assistant.models import ActionCard, Turn
+from assistant.proposals import TRIFECTA_WARNING
+from conversations.models import Message, ToolCall
+from surfaces.telegram.formatting import escape, markdown_to_telegram, split_message
+
+ENDED = (Turn.Status.DONE, Turn.Status.FAILED)
+
+CARD_OUTCOMES = {
+    ActionCard.Status.PENDING: "",
+    ActionCard.Status.CONFIRMED: "✅ Confirmed.",
+    ActionCard.Status.CANCELLED: "✖️ Cancelled: nothing was done.",
+    ActionCard.Status.EXPIRED: "⌛ Expired: nothing was done.",
+    ActionCard.Status.FAILED: "⚠️ Not done.",
+}
+
+
+@dataclass(frozen=True)
+class TurnView:
+    chunks: list[str]  # Telegram HTML, each under the message limit
+    ended: bool
+    cards: list[ActionCard]
+
+
+def turn_view(turn_id: UUID) -> TurnView:
+    """Four queries whatever the turn's length."""
+    turn = Turn.objects.only("status").get(id=turn_id)
+    ended = turn.status in ENDED
+    messages = list(Message.objects.filter(turn_id=turn_id, role=Message.Role.ASSISTANT).order_by("seq"))
+    calls: dict[UUID, list[str]] = {}
+    for message_id, name in (
+        ToolCall.objects.filter(message__turn_id=turn_id).order_by("position").values_list("message_id", "name")
+    ):
+        calls.setdefault(message_id, []).append(name)
+    parts = []
+    for message in messages:
+        if message.content.strip():
+            parts.append(markdown_to_telegram(message.content))
+        parts.extend(f"<i>⚙️ {escape(name)}</i>" for name in calls.get(message.id, []))
+        if message.notice and ended:
+            parts.append(f"<i>{escape(message.notice)}</i>")
+    if ended and not parts:
+        parts.append("<i>(No reply.)</i>")
+    cards = list(ActionCard.objects.filter(turn_id=turn_id).order_by("created_at", "id"))
+    return TurnView(split_message("\n\n".join(parts)), ended, cards)
+
+
+def chunk_hash(chunk: str) -> str:
+    return hashlib.sha256(chunk.encode()).hexdigest()
+
+
+def card_text(card: ActionCard) -> str:
+    lines = [f"<b>{escape(card.description)}</b>"]
+    if card.trifecta_warning:
+        lines.append(f"⚠️ {escape(TRIFECTA_WARNING)}")
+    outcome = CARD_OUTCOMES.get(card.status, "")
+    if card.status == ActionCard.Status.FAILED and card.error:
+        outcome = f"{outcome} {card.error}"
+    if outcome:
+        lines.append(f"<i>{escape(outcome)}</i>")
+    return split_message("\n\n".join(lines))[0]

@@ -1,0 +1,8 @@
+from django.urls import path
+
+from surfaces.telegram import views
+
+urlpatterns = [
+    path("webhook", views.webhook, name="telegram-webhook"),
+    path("link/", views.link_page, name="telegram-link"),
+]

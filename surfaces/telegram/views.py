@@ -1,0 +1,99 @@
+"""The webhook Telegram posts updates to, and the browser page that links an account."""
+
+import hmac
+import json
+import logging
+
+from django.conf import settings
+from django.http import Http404, JsonResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_http_methods, require_POST
+
+from assistant.web.members import member_required
+from assistant.web.views import shell_context, with_csp
+from surfaces.telegram import linking
+from surfaces.telegram.handlers import record_received
+from surfaces.telegram.models import ReceivedUpdate
+
+logger = logging.getLogger("surfaces.telegram")
+
+SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"  # noqa: S105 (a header name)
+
+
+def _error(status: int, code: str, detail: str) -> JsonResponse:
+    return JsonResponse({"code": code, "detail": detail}, status=status)
+
+
+@csrf_exempt  # Telegram's secret header authenticates the request, not a cookie
+@require_POST
+def webhook(request):
+    """Checks the secret, records the update_id (a retried delivery is
+    acknowledged and dropped) and hands the update to Celery at once."""
+    if not settings.TELEGRAM_BOT_TOKEN:
+        raise Http404("The Telegram surface is off.")
+    sent = request.headers.get(SECRET_HEADER, "")
+    if not hmac.compare_digest(sent.encode(), settings.TELEGRAM_WEBHOOK_SECRET.encode()):
+        logger.warning("telegram_webhook_forbidden", extra={"has_header": bool(sent)})
+        return _error(403, "forbidden", "Wrong or missing secret token.")
+    update = _parse(request.body)
+    if update is None:
+        return _error(400, "invalid_update", "The body is not a Telegram update.")
+    if not record_received(update["update_id"]):
+        return JsonResponse({"ok": True, "duplicate": True})
+    try:
+        _enqueue(update)
+    except Exception as error:  # any broker failure: Telegram delivers the update again later
+        logger.warning("telegram_enqueue_failed", extra={"update_id": update["update_id"],
+                                                         "error_type": type(error).__name__})
+        ReceivedUpdate.objects.filter(update_id=update["update_id"], handled_at__isnull=True).delete()
+        return _error(503, "queue_unavailable", "The update could not be queued; deliver it again.")
+    return JsonResponse({"ok": True})
+
+
+def _parse(body: bytes) -> dict | None:
+    try:
+        update = json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        return None
+    if not isinstance(update, dict) or type(update.get("update_id")) is not int or update["update_id"] < 0:
+        return None
+    return update
+
+
+def _enqueue(update: dict) -> None:
+    from config.celery import ensure_broker_folders
+    from surfaces.telegram.tasks import handle_update_task
+
+    ensure_broker_folders()
+    # Fail fast: Telegram waits for the answer and retries on an error.
+    handle_update_task.apply_async(
+        args=[update], retry=True,
+        retry_policy={"max_retries": 1, "interval_start": 0, "interval_step": 0.5, "interval_max": 0.5},
+    )
+
+
+@require_http_methods(["GET", "POST"])
+@member_required
+@with_csp
+def link_page(request):
+    """Shows the link; POST `action=code` issues a one-time code (shown once),
+    `action=unlink` removes the link."""
+    member = request.member
+    issued = None
+    if request.method == "POST":
+        action = request.POST.get("action")
+        if action == "code":
+            issued = linking.link_code_create(member)
+        elif action == "unlink":
+            linking.link_remove(member)
+            return redirect("telegram-link")
+        else:
+            return render(request, "telegram/link.html", {**shell_context(request), "error": True}, status=400)
+    return render(request, "telegram/link.html", {
+        **shell_context(request),
+        "enabled": bool(settings.TELEGRAM_BOT_TOKEN),
+        "link": linking.link_for_member(member),
+        "issued": issued,
+        "minutes": settings.TELEGRAM_LINK_CODE_MINUTES,
+    })

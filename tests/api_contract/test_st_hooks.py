@@ -1,0 +1,73 @@
+"""The schemathesis hooks and check set aside only what they say, and the
+tenancy check does catch a leak (so a quiet run means something)."""
+
+import json
+from types import SimpleNamespace
+
+import pytest
+
+from tests.api_contract import st_hooks
+
+OLIVIA = {"conversations": ["c-olivia"], "cards": ["k-olivia"], "turns": ["t-olivia"], "texts": ["olivia trip"]}
+COLIN = {"conversations": ["c-colin"], "cards": ["k-colin"], "turns": ["t-colin"], "texts": ["colin trip"]}
+
+
+@pytest.fixture(autouse=True)
+def seed_file(tmp_path, monkeypatch):
+    path = tmp_path / "seed.json"
+    path.write_text(json.dumps({"people": {"olivia": OLIVIA, "colin": COLIN},
+                                "tokens": {"Token o": "olivia", "Token c": "colin"}}))
+    monkeypatch.setenv("API_CONTRACT_SEED", str(path))
+    st_hooks.seed.cache_clear()
+    yield
+    st_hooks.seed.cache_clear()
+
+
+def answer(status: int, body: dict, who: str = "Token o"):
+    return SimpleNamespace(status_code=status, text=json.dumps(body), json=lambda: body,
+                           request=SimpleNamespace(headers={"Authorization": who}))
+
+
+def case(path_parameters=None, body=None, operation_id="card_get"):
+    operation = SimpleNamespace(definition=SimpleNamespace(raw={"operationId": operation_id}))
+    return SimpleNamespace(path_parameters=path_parameters or {}, body=body, operation=operation)
+
+
+def test_the_tenancy_check_fails_on_a_2xx_for_the_other_persons_object():
+    with pytest.raises(AssertionError, match="another person's object"):
+        st_hooks.seeded_objects_stay_private(None, answer(200, {"id": "x"}), case({"card_id": "k-colin"}))
+    st_hooks.seeded_objects_stay_private(None, answer(404, {"code": "not_found"}), case({"card_id": "k-colin"}))
+    st_hooks.seeded_objects_stay_private(None, answer(200, {"id": "k-olivia"}), case({"card_id": "k-olivia"}))
+
+
+def test_the_tenancy_check_fails_when_the_other_persons_data_shows():
+    with pytest.raises(AssertionError, match="another person's data"):
+        st_hooks.seeded_objects_stay_private(None, answer(200, {"results": [{"title": "colin trip 1"}]}), case())
+    with pytest.raises(AssertionError, match="another person's data"):  # and the other way round
+        st_hooks.seeded_objects_stay_private(None, answer(200, {"id": "c-olivia"}, who="Token c"), case())
+
+
+def test_no_accepted_negative_data_is_set_aside():
+    # UUID fields refuse numbers and booleans now (issue 18): nothing of the kind is excused.
+    accepted = SimpleNamespace(code="ST201")
+    assert st_hooks.filter_failure(None, accepted, case(body={"id": False}), answer(200, {})) is True
+    assert st_hooks.filter_failure(None, accepted, case(body={"messages": [{"id": 5}]}), answer(200, {})) is True
+    assert st_hooks.filter_failure(None, accepted, case(body={"message": 5}), answer(200, {})) is True
+    assert st_hooks.filter_failure(None, accepted, case(body={"id": "x"}), answer(200, {})) is True
+
+
+def test_only_the_rules_json_schema_cannot_state_are_set_aside_among_rejected_positive_data():
+    rejected = SimpleNamespace(code="ST202")
+    future = answer(400, {"code": "invalid", "fields": {"updatedAt": ["Must not be in the future."]}})
+    assert st_hooks.filter_failure(None, rejected, case(), future) is False
+    both = answer(400, {"code": "invalid", "fields": {"updatedAt": ["Must not be in the future."], "title": ["x"]}})
+    assert st_hooks.filter_failure(None, rejected, case(), both) is True
+    assert st_hooks.filter_failure(None, rejected, case(), answer(400, {"code": "invalid_page"})) is True
+
+
+def test_a_valid_put_gets_the_urls_id_and_an_invalid_one_stays_invalid():
+    url_id, body_id = "0b0a9fd2-5f0b-4bb3-9a39-2b2f8b0c1c11", "5c3f4a5e-8d49-4d8b-9a2c-1b1f3d3e2a10"
+    fixed = st_hooks.map_case(None, case({"conversation_id": url_id}, {"id": body_id}, "conversation_put"))
+    assert fixed.body["id"] == url_id
+    kept = st_hooks.map_case(None, case({"conversation_id": url_id}, {"id": 5}, "conversation_put"))
+    assert kept.body["id"] == 5

@@ -1,0 +1,72 @@
+"""A production deployment never answers real people with the demo model by
+accident: with DEBUG off and ASSISTANT_MODEL empty, the servers refuse to start
+unless Infomaniak's credentials are set (then Infomaniak, the seeds' default,
+is the model) or the demo model is named (ASSISTANT_MODEL=offline)."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+from django.core.exceptions import ImproperlyConfigured
+
+from assistant.providers import refuse_unnamed_demo_model, selected_option
+from tests.workers import PROJECT
+
+
+@pytest.fixture
+def production(settings):
+    settings.DEBUG = False
+    settings.ASSISTANT_MODEL = ""
+    settings.INFOMANIAK_AI_TOKEN = settings.INFOMANIAK_AI_PRODUCT_ID = ""
+    return settings
+
+
+def test_no_model_named_in_production_is_refused(production):
+    with pytest.raises(ImproperlyConfigured, match="ASSISTANT_MODEL=offline"):
+        refuse_unnamed_demo_model()
+
+
+def test_the_demo_model_named_explicitly_is_accepted(production):
+    production.ASSISTANT_MODEL = "offline"
+    refuse_unnamed_demo_model()
+    assert selected_option().id == "offline"
+
+
+def test_infomaniak_credentials_make_it_the_default(production):
+    production.INFOMANIAK_AI_TOKEN, production.INFOMANIAK_AI_PRODUCT_ID = "ik-token", "1234"
+    refuse_unnamed_demo_model()
+    assert selected_option().id == "infomaniak-qwen3"
+
+
+def test_development_keeps_the_demo_model_as_default(production):
+    production.DEBUG = True
+    production.INFOMANIAK_AI_TOKEN, production.INFOMANIAK_AI_PRODUCT_ID = "ik-token", "1234"
+    refuse_unnamed_demo_model()
+    assert selected_option().id == "offline"
+
+
+def production_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("INFOMANIAK_", "ASSISTANT_MODEL"))}
+    return env | {"DJANGO_SETTINGS_MODULE": "config.settings", "DEBUG": "0", "SECRET_KEY": "x",
+                  "ASSISTANT_KEYS_SECRET": "x", "EMAIL_BACKEND": "django.core.mail.backends.locmem.EmailBackend",
+                  **extra}
+
+
+@pytest.mark.parametrize(("model", "refused"), [("", True), ("offline", False)])
+def test_the_asgi_app_refuses_to_start_without_a_model_named(model, refused):
+    started = subprocess.run([sys.executable, "-c", "import config.asgi"], cwd=PROJECT, capture_output=True,
+                             text=True, env=production_env(ASSISTANT_MODEL=model), timeout=60)
+    assert (started.returncode != 0) is refused, started.stderr[-2000:]
+    assert ("ImproperlyConfigured" in started.stderr) is refused
+
+
+@pytest.mark.worker
+def test_a_worker_refuses_to_start_without_a_model_named(tmp_path):
+    started = subprocess.run(
+        [sys.executable, "-m", "celery", "-A", "config", "worker", "--concurrency=1", "--without-gossip"],
+        cwd=PROJECT, capture_output=True, text=True, timeout=60,
+        env=production_env(CELERY_BROKER_URL="filesystem://", BROKER_DIR=str(tmp_path), RUN_DIR=str(tmp_path)),
+    )
+    assert started.returncode != 0
+    assert "Refusing to start" in started.stdout + started.stderr

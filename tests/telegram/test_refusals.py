@@ -1,0 +1,43 @@
+"""A message that can't become a turn is answered with a message that says
+why, and leaves nothing behind: credits exhausted, a reply already running,
+the queue down."""
+
+import pytest
+
+from assistant.models import Turn
+from conversations.models import Message, Thread
+from credits.models import CreditAccount
+from organizations.models import Organization
+from surfaces.telegram import handlers
+from surfaces.telegram.models import StreamedReply, TelegramLink
+from tests.maintenance.conftest import free_port, publishing_to
+from tests.telegram.conftest import OLIVIA_TG, message_update
+from tests.telegram.test_linking import linked, send
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def test_credits_exhausted_is_a_message_and_no_conversation_is_left(owner, telegram_on):
+    linked(owner)
+    Organization.objects.filter(id=owner.organization.id).update(monthly_credits=0)
+    assert "used its credits" in send(OLIVIA_TG, "Search my notes for x")[0]
+    assert not Thread.objects.exists() and not Turn.objects.exists()
+
+
+def test_a_reply_already_running_is_a_message(owner, telegram_on):
+    link = linked(owner)
+    outcome = handlers.handle_update(message_update(OLIVIA_TG, "Search my notes for x"))
+    assert outcome.follow_turn is not None and ("typing", {"chat_id": OLIVIA_TG}) in outcome.calls
+    assert StreamedReply.objects.get().chat_id == OLIVIA_TG
+    thread = Thread.objects.get()
+    assert thread.status == "responding" and TelegramLink.objects.get(id=link.id).thread_id == thread.id
+    assert "still being written" in send(OLIVIA_TG, "And another")[0]
+    assert Message.objects.filter(role="user").count() == 1
+
+
+def test_the_queue_down_is_a_message_and_everything_is_undone(owner, telegram_on):
+    linked(owner)
+    with publishing_to(f"redis://127.0.0.1:{free_port()}/0"):
+        assert "not available right now" in send(OLIVIA_TG, "Search my notes for x")[0]
+    assert not Thread.objects.exists() and not Turn.objects.exists() and not StreamedReply.objects.exists()
+    assert CreditAccount.objects.get(organization=owner.organization).reserved_micros == 0
