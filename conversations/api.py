@@ -137,19 +137,7 @@ class ConversationDetailView(MemberAPIView):
         data = conversation_data(serializer.validated_data)
         if data.id != thread_id:
             raise bad_request("id_mismatch", "The body's id differs from the URL's.", {"id": ["Must match the URL."]})
-        try:
-            outcome = services.conversation_upsert(self.member, data=data)
-        except selectors.ConversationNotFound:
-            raise not_found("No such conversation.") from None
-        except services.ConversationBusy:
-            raise conflict("conversation_busy", BUSY) from None
-        except services.TooManyMessages:
-            raise too_many_messages() from None
-        except services.ConversationTooLarge:
-            raise ApiError(
-                status_code=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE, code="conversation_too_large",
-                detail=f"A conversation may store at most {settings.CONVERSATION_MAX_BYTES} bytes.",
-            ) from None
+        outcome = upsert_or_error(self.member, data)
         thread = selectors.thread_with_messages(self.member, thread_id)
         return Response({"applied": outcome.applied, "conversation": conversation_to_json(thread)})
 
@@ -209,3 +197,19 @@ def conversation_data(validated: dict) -> services.ConversationData:
     )
 
 
+def upsert_or_error(member, data) -> services.UpsertOutcome:
+    """The upsert, its refusals mapped to the one error shape (the /api/ and
+    the /ai/ doors share it)."""
+    try:
+        return services.conversation_upsert(member, data=data)
+    except selectors.ConversationNotFound:
+        raise not_found("No such conversation.") from None
+    except services.ConversationBusy:
+        raise conflict("conversation_busy", BUSY) from None
+    except services.TooManyMessages:
+        raise too_many_messages() from None
+    except services.ConversationTooLarge:
+        raise ApiError(
+            status_code=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE, code="conversation_too_large",
+            detail=f"A conversation may store at most {settings.CONVERSATION_MAX_BYTES} bytes.",
+        ) from None

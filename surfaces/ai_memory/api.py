@@ -5,15 +5,13 @@ PUT /api/conversations/{id}); the person is implicit (token or session, and
 the token's or session's organization), as on /api/.
 """
 
-from django.conf import settings
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.response import Response
 
-from config.api_errors import ApiError, bad_request, conflict, not_found
+from config.api_errors import bad_request, conflict, not_found
 from conversations import selectors, services
-from conversations.api import BUSY
-from conversations.serializers import too_many_messages
+from conversations.api import BUSY, upsert_or_error
 from organizations.api import MemberAPIView
 from surfaces.ai_memory import documents, ids
 
@@ -74,16 +72,4 @@ class AiConversationDetailView(MemberAPIView):
             raise not_found("No such conversation.") from None
 
     def _upsert(self, data) -> None:
-        try:
-            services.conversation_upsert(self.member, data=data)
-        except selectors.ConversationNotFound:
-            raise not_found("No such conversation.") from None
-        except services.ConversationBusy:
-            raise conflict("conversation_busy", BUSY) from None
-        except services.TooManyMessages:
-            raise too_many_messages() from None
-        except services.ConversationTooLarge:
-            raise ApiError(
-                status_code=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE, code="conversation_too_large",
-                detail=f"A conversation may store at most {settings.CONVERSATION_MAX_BYTES} bytes.",
-            ) from None
+        upsert_or_error(self.member, data)

@@ -2,6 +2,7 @@
 block names its language."""
 
 import pytest
+
 from web.markdown import render_markdown
 
 
