@@ -15,12 +15,12 @@ from rest_framework import renderers, serializers, status
 from rest_framework.response import Response
 from sse_starlette.event import ServerSentEvent
 
-from assistant import chat, chat_reply, live, progress, selectors
+from assistant import chat, chat_reply, live, progress, selectors, turns
 from assistant.models import Turn
 from config.api_errors import ApiError, bad_request, conflict, not_found
 from config.openapi import errors
 from config.serializers import StrictCharField, StrictSerializer, StrictUUIDField, parse_uuid
-from conversations.api import BUSY
+from conversations.api import BUSY, parse_conversation_id
 from conversations.models import Message
 from conversations.selectors import ConversationNotFound
 from conversations.services import ConversationBusy
@@ -81,35 +81,83 @@ class ChatView(MemberAPIView):
     def post(self, request):
         serializer = ChatRequestSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        try:
-            submitted = chat.chat_submit(
-                self.member, message=serializer.validated_data["message"],
-                conversation_id=serializer.validated_data.get("conversationId"),
-            )
-        except ConversationNotFound:
-            raise not_found("No such conversation.") from None
-        except ConversationBusy:
-            raise conflict("conversation_busy", BUSY) from None
-        except chat.ConversationFull:
-            raise conflict("conversation_full", FULL) from None
-        except MemberCapReached:
-            raise ApiError(status_code=status.HTTP_402_PAYMENT_REQUIRED, code="member_cap_reached",
-                           detail="You have reached your monthly limit in this organization.") from None
-        except CreditsExhausted:
-            raise ApiError(status_code=status.HTTP_402_PAYMENT_REQUIRED, code="credits_exhausted",
-                           detail="Your organization has used its credits for this month.") from None
-        except chat.QueueUnavailable:
-            raise ApiError(status_code=status.HTTP_503_SERVICE_UNAVAILABLE, code="queue_unavailable",
-                           detail="The assistant is not available right now; your message was not sent. "
-                           "Please try again.") from None
-        except ImproperlyConfigured:
-            raise ApiError(status_code=status.HTTP_503_SERVICE_UNAVAILABLE, code="model_unavailable",
-                           detail="No model is available right now.") from None
-        return Response(
-            {"conversationId": str(submitted.thread_id), "turnId": str(submitted.turn_id),
-             "messageId": str(submitted.message_id)},
-            status=status.HTTP_202_ACCEPTED,
-        )
+        return submitted_or_error(lambda: chat.chat_submit(
+            self.member, message=serializer.validated_data["message"],
+            conversation_id=serializer.validated_data.get("conversationId"),
+        ))
+
+
+class EditRequestSerializer(StrictSerializer):
+    # The same rules as a new message (POST /api/chat).
+    message = StrictCharField(
+        max_length=100_000, trim_whitespace=False,
+        validators=[RegexValidator(NOT_BLANK_WITHOUT_NUL, message="The message is empty.")],
+    )
+
+
+REDO_ERRORS = ("credits_exhausted", "not_found", "conversation_busy", "conversation_full", "nothing_to_redo",
+               "queue_unavailable", "model_unavailable")
+VERSIONS = ("The replaced messages stay in the StoredConversation with `supersededAt` set (a previous version, "
+            "never sent to the model again); the new version follows them.")
+
+
+class RegenerateView(MemberAPIView):
+    throttle_scopes = {"POST": "chat"}
+
+    @extend_schema(operation_id="conversation_regenerate", parameters=[ORGANIZATION_PARAMETER], request=None,
+                   responses={202: ChatResponse}, extensions=errors(*REDO_ERRORS),
+                   description="A new reply to the last user message, through the normal submission (credits, "
+                   "bounds, cards). " + VERSIONS)
+    def post(self, request, conversation_id: str):
+        thread_id = parse_conversation_id(conversation_id)
+        return submitted_or_error(lambda: chat.chat_regenerate(self.member, conversation_id=thread_id))
+
+
+class EditView(MemberAPIView):
+    throttle_scopes = {"POST": "chat"}
+
+    @extend_schema(operation_id="conversation_edit", parameters=[ORGANIZATION_PARAMETER],
+                   request=EditRequestSerializer, responses={202: ChatResponse}, extensions=errors(*REDO_ERRORS),
+                   description="The last user message edited and resent (the new one's `replaces` names the "
+                   "old one). " + VERSIONS)
+    def post(self, request, conversation_id: str):
+        thread_id = parse_conversation_id(conversation_id)
+        serializer = EditRequestSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        return submitted_or_error(lambda: chat.chat_edit(
+            self.member, conversation_id=thread_id, message=serializer.validated_data["message"]))
+
+
+def submitted_or_error(submit) -> Response:
+    """Runs a submission (chat, regenerate, edit) and maps its refusals to the one error shape."""
+    try:
+        submitted = submit()
+    except chat.NothingToRedo:
+        raise conflict("nothing_to_redo", "This conversation has no message of yours to answer again.") from None
+    except ConversationNotFound:
+        raise not_found("No such conversation.") from None
+    except ConversationBusy:
+        raise conflict("conversation_busy", BUSY) from None
+    except chat.ConversationFull:
+        raise conflict("conversation_full", FULL) from None
+    except MemberCapReached:
+        raise ApiError(status_code=status.HTTP_402_PAYMENT_REQUIRED, code="member_cap_reached",
+                       detail="You have reached your monthly limit in this organization.") from None
+    except CreditsExhausted:
+        raise ApiError(status_code=status.HTTP_402_PAYMENT_REQUIRED, code="credits_exhausted",
+                       detail="Your organization has used its credits for this month.") from None
+    except chat.QueueUnavailable:
+        raise ApiError(status_code=status.HTTP_503_SERVICE_UNAVAILABLE, code="queue_unavailable",
+                       detail="The assistant is not available right now; your message was not sent. "
+                       "Please try again.") from None
+    except ImproperlyConfigured:
+        raise ApiError(status_code=status.HTTP_503_SERVICE_UNAVAILABLE, code="model_unavailable",
+                       detail="No model is available right now.") from None
+    return Response(
+        {"conversationId": str(submitted.thread_id), "turnId": str(submitted.turn_id),
+         "messageId": str(submitted.message_id)},
+        status=status.HTTP_202_ACCEPTED,
+    )
 
 
 def parse_turn_id(raw: str) -> UUID:
@@ -151,6 +199,32 @@ def turn_or_404(member, raw_id: str):
         return selectors.turn_get_for_member(member, parse_turn_id(raw_id))
     except selectors.TurnNotFound:
         raise not_found("No such turn.") from None
+
+
+CancelResponse = inline_serializer("TurnCancel", {
+    "id": serializers.UUIDField(),
+    "status": serializers.ChoiceField(choices=["cancelled", "running"], help_text=(
+        "`cancelled`: the turn was queued and is ended (no cost). `running`: its worker stops it at the next "
+        "safe point, then the turn ends `cancelled` with the text so far and the credits actually spent.")),
+})
+
+
+class TurnCancelView(MemberAPIView):
+    # Counted with the card clicks, not the messages: a Stop must not use up the person's sends.
+    throttle_scopes = {"POST": "cards"}
+
+    @extend_schema(operation_id="turn_cancel", parameters=[ORGANIZATION_PARAMETER], request=None,
+                   responses={200: CancelResponse, 202: CancelResponse}, extensions=errors("not_found", "turn_ended"))
+    def post(self, request, turn_id: str):
+        parsed = parse_turn_id(turn_id)
+        try:
+            result = turns.turn_cancel(self.member, turn_id=parsed)
+        except selectors.TurnNotFound:
+            raise not_found("No such turn.") from None
+        except turns.TurnEnded:
+            raise conflict("turn_ended", "This reply has already ended.") from None
+        code = status.HTTP_200_OK if result.status == "cancelled" else status.HTTP_202_ACCEPTED
+        return Response({"id": str(result.turn_id), "status": result.status}, status=code)
 
 
 class EventStreamRenderer(renderers.BaseRenderer):

@@ -13,6 +13,7 @@ from uuid import UUID
 
 from django.conf import settings
 from django.db import transaction
+from django.utils import timezone
 
 from assistant.cards import events_for_next_turn
 from assistant.history import history_bytes, load_history, uses_window
@@ -73,6 +74,67 @@ def chat_submit(member: Member, *, message: str, conversation_id: UUID | None) -
     if enqueue_error and chat_undo(turn_id=turn.id, thread_id=thread.id, restore=None if created_thread else before):
         raise QueueUnavailable from enqueue_error[0]
     return SubmittedTurn(thread_id=thread.id, turn_id=turn.id, message_id=user_message.id)
+
+
+class NothingToRedo(Exception):
+    """The conversation has no message of the person to regenerate the reply of, or to edit."""
+
+
+def chat_regenerate(member: Member, *, conversation_id: UUID) -> SubmittedTurn:
+    """A new reply to the last user message, on the same history without the
+    old reply: the old reply stays as a previous version (superseded_at).
+    Raises ConversationNotFound, ConversationBusy, NothingToRedo,
+    CreditsExhausted (nothing written) or QueueUnavailable (all undone)."""
+    return _redo(member, conversation_id=conversation_id, new_text=None)
+
+
+def chat_edit(member: Member, *, conversation_id: UUID, message: str) -> SubmittedTurn:
+    """The last user message edited and resent: it and its reply stay as a
+    previous version; the new message (`replaces` the old one) gets a turn."""
+    thread = thread_get_for_member(member, conversation_id)
+    check_room(history_bytes(load_history(thread.id)), message)
+    return _redo(member, conversation_id=conversation_id, new_text=message)
+
+
+def _redo(member: Member, *, conversation_id: UUID, new_text: str | None) -> SubmittedTurn:
+    option = option_for_organization(member.organization_id)
+    enqueue_error: list[Exception] = []
+    with transaction.atomic():
+        thread = _thread_for_chat(member, conversation_id)
+        before = ThreadState.of(thread)
+        last = _last_user_message(thread)
+        now = timezone.now()
+        replaced = Message.objects.filter(thread=thread, seq__gte=last.seq if new_text else last.seq + 1,
+                                          superseded_at__isnull=True)
+        superseded_ids = list(replaced.values_list("id", flat=True))
+        replaced.update(superseded_at=now)
+        user_message = last
+        if new_text is not None:
+            user_message = message_append(member, thread=thread, role=Message.Role.USER, content=new_text)
+            Message.objects.filter(id=user_message.id).update(replaces=last.client_id)
+        turn = Turn.objects.create(
+            thread=thread, organization_id=member.organization_id, user_id=member.user_id,
+            user_message=user_message, model_option=option.id,
+        )
+        if new_text is not None:
+            Message.objects.filter(id=user_message.id).update(turn_id=turn.id)
+        reservation = credits_reserve(member, turn_id=turn.id)
+        turn.credit_month, turn.reserved_micros = reservation.month, reservation.micros
+        turn.save(update_fields=["credit_month", "reserved_micros"])
+        Thread.objects.filter(id=thread.id).update(status=Thread.Status.RESPONDING)
+        transaction.on_commit(lambda: _enqueue_or_note(turn.id, enqueue_error))
+    if enqueue_error and chat_undo(turn_id=turn.id, thread_id=thread.id, restore=before):
+        Message.objects.filter(id__in=superseded_ids).update(superseded_at=None)
+        raise QueueUnavailable from enqueue_error[0]
+    return SubmittedTurn(thread_id=thread.id, turn_id=turn.id, message_id=user_message.client_id)
+
+
+def _last_user_message(thread: Thread) -> Message:
+    last = (Message.objects.filter(thread=thread, role=Message.Role.USER, superseded_at__isnull=True)
+            .order_by("-seq").first())
+    if last is None:
+        raise NothingToRedo
+    return last
 
 
 def _thread_for_chat(member: Member, conversation_id: UUID | None) -> Thread:

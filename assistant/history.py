@@ -65,7 +65,7 @@ def load_history(thread_id: UUID) -> list[HistoryItem]:
     return load_context(thread_id).items
 
 
-MESSAGE_FIELDS = ("id", "seq", "role", "content", "turn_id")
+MESSAGE_FIELDS = ("id", "seq", "role", "content", "turn_id", "superseded_at")
 CALL_FIELDS = ("message_id", "tool_use_id", "name", "input", "result", "is_error", "finished_at")
 
 
@@ -75,7 +75,8 @@ def load_context(thread_id: UUID) -> Context:
     messages = Message.objects.filter(thread_id=thread_id).order_by("seq").values_list(*MESSAGE_FIELDS)
     calls_by_message: dict[UUID, list[StoredCall]] = defaultdict(list)
     call_rows = (
-        ToolCall.objects.filter(message__thread_id=thread_id).order_by("position").values_list(*CALL_FIELDS)
+        ToolCall.objects.filter(message__thread_id=thread_id, message__superseded_at__isnull=True)
+        .order_by("position").values_list(*CALL_FIELDS)
     )
     for message_id, tool_use_id, name, tool_input, result, is_error, finished_at in call_rows:
         calls_by_message[message_id].append(
@@ -84,11 +85,13 @@ def load_context(thread_id: UUID) -> Context:
     items: list[HistoryItem] = []
     seen: list[SeenCall] = []
     next_seq = 0
-    for message_id, seq, role, content, turn_id in messages:
+    for message_id, seq, role, content, turn_id, superseded_at in messages:
+        next_seq = seq + 1  # a previous version keeps its seq: the next message goes after it
+        if superseded_at is not None:  # a previous version (regenerated, edited): never sent again
+            continue
         calls = calls_by_message.get(message_id, [])
         items.extend(_items_of(role, content, turn_id, calls))
         seen.extend(seen_call(call, vouched=turn_id is not None) for call in calls)
-        next_seq = seq + 1
     return Context(items, context_taint(seen), next_seq)
 
 

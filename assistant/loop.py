@@ -12,6 +12,7 @@ import logging
 import os
 import time
 from collections.abc import Callable
+from contextlib import closing
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from uuid import UUID
@@ -41,7 +42,7 @@ from assistant.history import (
     request_token_bound,
     uses_window,
 )
-from assistant.models import Turn
+from assistant.models import ENDED_STATUSES, Turn
 from assistant.org_models import DEPLOYMENT, turn_key
 from assistant.pacing import PAUSE, paced
 from assistant.providers import ModelOption, client_for, model_option
@@ -88,6 +89,9 @@ OWN_KEY_REFUSED_NOTICE = (
     "The model provider refused your organization's own API key. An organization admin should check the key "
     "on the organization page."
 )
+CANCELLED_NOTICE = "You stopped this reply."
+# How often, at most, the loop reads the Stop flag while a model streams (or pauses).
+CANCEL_CHECK_SECONDS = 0.5
 CEILING_NOTICE = "This reply reached the most one reply may cost, so it was stopped. You can ask to continue."
 
 
@@ -98,6 +102,10 @@ class TurnStopped(Exception):
         super().__init__(kind)
         self.kind = kind
         self.notice = notice
+
+
+class TurnCancelled(Exception):
+    """The person pressed Stop (Turn.cancel_requested_at): raised at a safe point."""
 
 
 class ToolCrashed(Exception):
@@ -242,7 +250,7 @@ def finish_turn(
     now = timezone.now()
     with transaction.atomic():
         turn = Turn.objects.select_for_update().get(id=turn_id)
-        if turn.status in (Turn.Status.DONE, Turn.Status.FAILED):
+        if turn.status in ENDED_STATUSES:
             return False
         if expect_status is not None and turn.status != expect_status:
             return False
@@ -390,6 +398,11 @@ class TurnRunner:
         self.context: Context | None = None
         self.last_reply_id: UUID | None = None
         self.key_source = ""
+        self.cancel_checked_at = self.deadline - settings.ASSISTANT_TURN_SECONDS  # the start: no extra reading
+        # What the call being streamed has cost so far when the stream is closed
+        # before the provider reported its usage (see _estimate_unreported_usage).
+        self.unreported_usage = Usage()
+        self.call_input_bound = 0
 
     def run(self) -> Outcome:
         try:
@@ -398,6 +411,9 @@ class TurnRunner:
             return self._loop()
         except TurnStopped as stop:
             return Outcome(Turn.Status.FAILED, stop.kind, stop.notice)
+        except TurnCancelled:
+            self.usage = self.usage + self.unreported_usage
+            return Outcome(Turn.Status.CANCELLED, "", CANCELLED_NOTICE)
         except ProviderError as error:
             kind = Turn.FailureKind.TIMEOUT if error.kind == "timeout" else Turn.FailureKind.API
             logger.warning("turn_provider_error", extra={"turn_id": str(self.turn.id), "provider_error": error.kind})
@@ -441,6 +457,7 @@ class TurnRunner:
         # in the history, from this turn or any earlier one.
         self.taint = taint_union(self.taint, self.context.taint)
         for _ in range(settings.ASSISTANT_MAX_STEPS):
+            self._stop_if_cancelled()
             windowed = uses_window(self.turn.thread.continuous)
             if not windowed and self.context.size > settings.ASSISTANT_HISTORY_BYTES:
                 raise TurnStopped(Turn.FailureKind.BOUNDS, bounds_notice("the conversation is full"))
@@ -481,6 +498,7 @@ class TurnRunner:
             size, parts = history_bytes(request.history), history_parts(request.history)
         input_bound = request_token_bound(system=request.system, tools_bytes=self.tools_bytes,
                                           history_size=size, history_parts=parts)
+        self.call_input_bound = input_bound
         bound = call_bound_micros(self.option, input_tokens=input_bound, output_tokens=request.max_tokens)
         needed = request_micros(self.option, self.usage) + bound
         if needed > micros_from_credits(settings.ASSISTANT_TURN_MAX_CREDITS):
@@ -497,6 +515,17 @@ class TurnRunner:
                                                          "member_cap": isinstance(refusal, MemberCapReached)})
             notice = CAP_NOTICE if isinstance(refusal, MemberCapReached) else NOTICES[Turn.FailureKind.CREDITS]
             raise TurnStopped(Turn.FailureKind.CREDITS, notice) from None
+
+    def _stop_if_cancelled(self) -> None:
+        """A safe point: the person's Stop ends the turn here (one indexed read)."""
+        if Turn.objects.filter(id=self.turn.id, cancel_requested_at__isnull=False).exists():
+            raise TurnCancelled
+
+    def _stop_if_cancelled_while_streaming(self) -> None:
+        now = self.clock()
+        if now - self.cancel_checked_at >= CANCEL_CHECK_SECONDS:
+            self.cancel_checked_at = now
+            self._stop_if_cancelled()
 
     def _check_time(self) -> None:
         if self.clock() > self.deadline:
@@ -516,17 +545,19 @@ class TurnRunner:
         self.steps += 1
         calls: list[ToolCallEvent] = []
         streamed = StreamedText(lambda text: self._flush_text(reply, text), clock=self.clock)
+        reported = False
         try:
-            for event in paced(lambda: self.client.stream(request), lambda: self._wait_seconds(streamed)):
-                self._check_time()
-                if event is PAUSE:
-                    streamed.write_if_due()
-                elif isinstance(event, TextDelta):
-                    streamed.add(event.text)
-                elif isinstance(event, ToolCallEvent):
-                    calls.append(event)
-                elif isinstance(event, Usage):
-                    self.usage = self.usage + event
+            # closing(): a Stop leaves the loop early; the model's stream is closed at once.
+            with closing(paced(lambda: self.client.stream(request), lambda: self._wait_seconds(streamed))) as events:
+                for event in events:
+                    self._check_time()
+                    self._take_event(event, streamed, calls)
+                    reported = reported or isinstance(event, Usage)
+                    self._stop_if_cancelled_while_streaming()
+        except TurnCancelled:
+            if not reported:
+                self.unreported_usage = self._estimate_unreported_usage(streamed.text, calls)
+            raise
         finally:
             # The final text is never lost, whatever ended the stream.
             reply.content = streamed.text
@@ -534,6 +565,25 @@ class TurnRunner:
             self._save_reply(reply, update_fields=["content", "status"])
             live.publish_text(self.turn.id, reply, streamed.text)
         return reply, calls
+
+    def _take_event(self, event, streamed: "StreamedText", calls: list[ToolCallEvent]) -> None:
+        if event is PAUSE:
+            streamed.write_if_due()
+        elif isinstance(event, TextDelta):
+            streamed.add(event.text)
+        elif isinstance(event, ToolCallEvent):
+            calls.append(event)
+        elif isinstance(event, Usage):
+            self.usage = self.usage + event
+
+    def _estimate_unreported_usage(self, text: str, calls: list[ToolCallEvent]) -> Usage:
+        """Providers report usage at a stream's end, so a stopped call's cost is
+        estimated on the high side: its whole input (the bound held for it) and
+        one token per byte of what it wrote. The organization is never charged
+        less than the provider bills."""
+        written = len(text.encode()) + sum(len(json.dumps(c.input if c.input is not None else c.raw_input))
+                                           for c in calls)
+        return Usage(input_tokens=self.call_input_bound, output_tokens=written)
 
     def _flush_text(self, reply: Message, text: str) -> None:
         """Write the reply's text so far (the catch-up source), then tell the
@@ -554,7 +604,9 @@ class TurnRunner:
         due to be written, and never past the turn's deadline."""
         until_deadline = max(0.0, self.deadline - self.clock())
         due = streamed.seconds_until_due()
-        return until_deadline if due is None else min(due, until_deadline)
+        # Woken at least every CANCEL_CHECK_SECONDS, so a Stop is seen during a pause too.
+        wait = min(until_deadline, CANCEL_CHECK_SECONDS)
+        return wait if due is None else min(due, wait)
 
     def progress(self) -> dict:
         """The turn's counters as the loop holds them (usage apart)."""
@@ -581,6 +633,7 @@ class TurnRunner:
         returns them as the history holds them."""
         stored = []
         for position, call in enumerate(calls):
+            self._stop_if_cancelled()  # between tool calls: a started one always finishes whole
             record = ToolCall.objects.create(
                 message=reply, position=position, tool_use_id=call.id, name=call.name,
                 input=call.input if call.input is not None else {"raw": call.raw_input},

@@ -19,6 +19,8 @@ class Turn(models.Model):
         RUNNING = "running", "Running"
         DONE = "done", "Done"
         FAILED = "failed", "Failed"
+        # Stopped by its person (POST /api/turns/{id}/cancel): queued, or at the loop's next safe point.
+        CANCELLED = "cancelled", "Cancelled"
 
     class FailureKind(models.TextChoices):
         API = "api", "Model provider error"
@@ -62,6 +64,8 @@ class Turn(models.Model):
     requeued_at = models.DateTimeField(null=True, blank=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # Set by the person's Stop on a running turn; the loop reads it at its safe points.
+    cancel_requested_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         indexes = [
@@ -71,6 +75,10 @@ class Turn(models.Model):
 
     def __str__(self):
         return f"turn {self.id} ({self.status})"
+
+
+# A turn in one of these never changes again.
+ENDED_STATUSES = (Turn.Status.DONE, Turn.Status.FAILED, Turn.Status.CANCELLED)
 
 
 class ActionCard(models.Model):

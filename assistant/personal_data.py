@@ -9,7 +9,7 @@ the organization's: their author is set null).
 from django.db.models import Prefetch
 
 from assistant.cards import thread_cards_json
-from assistant.models import ActionCard, ProviderKey, Turn
+from assistant.models import ENDED_STATUSES, ActionCard, ProviderKey, Turn
 from assistant.progress import card_json
 from assistant.selectors import cards_of, turns_of
 from conversations.models import Thread
@@ -85,7 +85,7 @@ def erase_cards(user, batch_size: int) -> int:
 def anonymize_turns(user, batch_size: int) -> int:
     """Finished turns keep their costs without the person."""
     ids = list(
-        Turn.objects.filter(user=user, status__in=[Turn.Status.DONE, Turn.Status.FAILED])
+        Turn.objects.filter(user=user, status__in=ENDED_STATUSES)
         .order_by("pk")
         .values_list("pk", flat=True)[:batch_size]
     )

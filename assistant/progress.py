@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 from uuid import UUID
 
-from assistant.models import ActionCard, Turn
+from assistant.models import ENDED_STATUSES, ActionCard, Turn
 from assistant.tools.framework import bound_for_model
 from conversations.models import Message, ToolCall
 
@@ -81,7 +81,7 @@ def turn_events(turn_id: UUID, cursor: Cursor) -> tuple[list[Event], bool]:
     for card in list(cards)[cursor.cards:]:
         cursor.cards += 1
         events.append(Event("card_proposed", card_json(card), cursor.encode()))
-    ended = turn.status in (Turn.Status.DONE, Turn.Status.FAILED)
+    ended = turn.status in ENDED_STATUSES
     if ended:
         notice = next((m.notice for m in reversed(messages) if m.notice), "")
         events.append(Event("turn_ended", turn_ended_json(turn, notice), cursor.encode()))

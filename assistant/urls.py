@@ -1,14 +1,26 @@
 from django.urls import path
 
 import config.converters  # noqa: F401  (registers the api_id path converter)
-from assistant.api import TurnEventsView, TurnView, async_endpoint, chat_endpoint
+from assistant.api import (
+    EditView,
+    RegenerateView,
+    TurnCancelView,
+    TurnEventsView,
+    TurnView,
+    async_endpoint,
+    chat_endpoint,
+)
 from assistant.cards_api import CardCancelView, CardConfirmView, CardView
 from assistant.me_api import MyExportView
 
 urlpatterns = [
     path("chat", chat_endpoint(), name="api-chat"),
+    path("conversations/<api_id:conversation_id>/regenerate", RegenerateView.as_view(),
+         name="conversation-regenerate"),
+    path("conversations/<api_id:conversation_id>/edit", EditView.as_view(), name="conversation-edit"),
     path("turns/<api_id:turn_id>", TurnView.as_view(), name="turn-detail"),
     path("turns/<api_id:turn_id>/events", async_endpoint(TurnEventsView.as_view()), name="turn-events"),
+    path("turns/<api_id:turn_id>/cancel", TurnCancelView.as_view(), name="turn-cancel"),
     path("cards/<api_id:card_id>", CardView.as_view(), name="card-detail"),
     path("cards/<api_id:card_id>/confirm", CardConfirmView.as_view(), name="card-confirm"),
     path("cards/<api_id:card_id>/cancel", CardCancelView.as_view(), name="card-cancel"),

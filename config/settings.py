@@ -247,6 +247,9 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
+    # PATCH bodies as the views validate them (a rename requires its title),
+    # not a "Patched…" copy with every field optional.
+    "COMPONENT_SPLIT_PATCH": False,
     # Tags (and the generated client's modules) come from the path after /api/;
     # left to guess, the prefix would shrink to "/" once /ai/ exists beside it.
     "SCHEMA_PATH_PREFIX": r"/api/",

@@ -4,14 +4,14 @@ import re
 from uuid import UUID
 
 from django.conf import settings
-from drf_spectacular.utils import extend_schema
-from rest_framework import status
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers, status
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.response import Response
 
 from config.api_errors import ApiError, bad_request, conflict, not_found
 from config.openapi import errors
-from config.serializers import parse_uuid
+from config.serializers import StrictCharField, StrictSerializer, parse_uuid
 from conversations import selectors, services
 from conversations.serializers import (
     ConversationSerializer,
@@ -20,6 +20,7 @@ from conversations.serializers import (
     conversation_to_json,
     too_many_messages,
 )
+from conversations.titles import collapse_whitespace
 from organizations.api import ORGANIZATION_PARAMETER, MemberAPIView
 
 BUSY = "A reply is being written in this conversation; try again when it has finished."
@@ -30,6 +31,16 @@ def parse_conversation_id(raw: str) -> UUID:
         return parse_uuid(raw)
     except ValueError:
         raise bad_request("invalid_id", "The conversation id must be a UUID.", {"id": ["Must be a UUID."]}) from None
+
+
+class RenameSerializer(StrictSerializer):
+    title = StrictCharField(max_length=services.RENAME_MAX_CHARS)  # blank refused by CharField
+
+    def validate_title(self, value):
+        # Any kind of whitespace only (tabs, line separators…) is blank too.
+        if not collapse_whitespace(value):
+            raise serializers.ValidationError("The title is empty.")
+        return value.strip()
 
 
 class ConversationPagination(PageNumberPagination):
@@ -69,18 +80,29 @@ def query_number(raw: str, *, name: str, maximum: int | None) -> int:
     return number
 
 
+SEARCH_PARAMETER = OpenApiParameter(
+    "q", {"type": "string", "maxLength": selectors.SEARCH_MAX_CHARS},
+    description="Only conversations whose title or messages hold these words "
+    f"(at most {selectors.SEARCH_MAX_CHARS} characters).")
+
+
 class ConversationListView(MemberAPIView):
     pagination_class = ConversationPagination
 
     @extend_schema(
-        operation_id="conversations_list", parameters=[ORGANIZATION_PARAMETER],
+        operation_id="conversations_list", parameters=[ORGANIZATION_PARAMETER, SEARCH_PARAMETER],
         responses=ConversationSummarySerializer(many=True),
-        extensions=errors("invalid_page", "not_found"),
+        extensions=errors("invalid_page", "not_found", "query_too_long"),
         description="The person's conversations, most recent first. A page past the last one is 404 `not_found`.",
     )
     def get(self, request):
+        query = request.query_params.get("q", "").strip()
+        if len(query) > selectors.SEARCH_MAX_CHARS:
+            raise bad_request("query_too_long", f"The search is limited to {selectors.SEARCH_MAX_CHARS} characters.",
+                              {"q": ["Too long."]})
+        threads = selectors.thread_search(self.member, query) if query else selectors.thread_list(self.member)
         paginator = self.pagination_class()
-        page = paginator.paginate_queryset(selectors.thread_list(self.member), request, view=self)
+        page = paginator.paginate_queryset(threads, request, view=self)
         return paginator.get_paginated_response(ConversationSummarySerializer(page, many=True).data)
 
 
@@ -118,6 +140,19 @@ class ConversationDetailView(MemberAPIView):
         outcome = upsert_or_error(self.member, data)
         thread = selectors.thread_with_messages(self.member, thread_id)
         return Response({"applied": outcome.applied, "conversation": conversation_to_json(thread)})
+
+    @extend_schema(operation_id="conversation_rename", parameters=[ORGANIZATION_PARAMETER], request=RenameSerializer,
+                   responses=ConversationSummarySerializer, extensions=errors("invalid", "invalid_id", "not_found"),
+                   description="Rename: only `title` may be sent.")
+    def patch(self, request, conversation_id: str):
+        thread_id = parse_conversation_id(conversation_id)
+        serializer = RenameSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        try:
+            thread = services.thread_rename(self.member, thread_id=thread_id, title=serializer.validated_data["title"])
+        except selectors.ConversationNotFound:
+            raise not_found("No such conversation.") from None
+        return Response(ConversationSummarySerializer(thread).data)
 
     @extend_schema(
         operation_id="conversation_delete", parameters=[ORGANIZATION_PARAMETER], responses={204: None},

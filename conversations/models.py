@@ -94,6 +94,11 @@ class Message(models.Model):
     # stored once, in `content`, and null here); empty when the last write of
     # this message came from elsewhere.
     client_json = models.TextField(blank=True, default="")
+    # Versions (regenerate, edit and resend): a replaced message stays, marked
+    # here, shown as a previous version and never sent to the model again.
+    superseded_at = models.DateTimeField(null=True, blank=True)
+    # On an edited user message: the API id (client_id) of the message it replaces.
+    replaces = models.UUIDField(null=True, blank=True)
 
     class Meta:
         ordering = ["seq"]

@@ -3,7 +3,9 @@ another person or organization does not exist for them."""
 
 from uuid import UUID
 
-from django.db.models import Prefetch, QuerySet
+from django.db import connection
+from django.db.models import BooleanField, Prefetch, Q, QuerySet
+from django.db.models.expressions import RawSQL
 
 from conversations.models import Message, Thread, ToolCall
 from organizations.members import Member
@@ -20,6 +22,31 @@ def threads_of(member: Member) -> QuerySet[Thread]:
 
 def thread_list(member: Member) -> QuerySet[Thread]:
     return threads_of(member).order_by("-updated_at", "-id")
+
+
+SEARCH_MAX_CHARS = 200
+
+
+def thread_search(member: Member, query: str) -> QuerySet[Thread]:
+    """The person's conversations whose title or any message holds the words
+    of `query`, most recent first. PostgreSQL: full-text search with the
+    `simple` configuration (no stemming: the people write in several
+    languages), on the GIN index of migration 0005; SQLite: a plain
+    case-insensitive match."""
+    if connection.vendor == "postgresql":
+        in_title = _full_text("title", query)
+        messages = Message.objects.filter(_full_text("content", query))
+    else:
+        in_title = Q(title__icontains=query)
+        messages = Message.objects.filter(content__icontains=query)
+    return thread_list(member).filter(in_title | Q(id__in=messages.values("thread_id")))
+
+
+def _full_text(column: str, query: str) -> RawSQL:
+    # Written as the index's very expression (to_tsvector('simple', content)),
+    # so PostgreSQL can use the index; Django's SearchVector adds a COALESCE.
+    return RawSQL(f"to_tsvector('simple', {column}) @@ plainto_tsquery('simple', %s)", (query,),  # noqa: S611
+                  output_field=BooleanField())
 
 
 def thread_get_for_member(member: Member, thread_id: UUID, *, for_update: bool = False) -> Thread:

@@ -38,6 +38,11 @@ class MessageSerializer(StrictSerializer):
     toolCalls = ToolCallSerializer(many=True, required=False, default=list)  # noqa: N815
     status = serializers.ChoiceField(read_only=True, choices=Message.Status.choices, help_text="Server-side.")
     notice = StrictCharField(read_only=True, help_text="Why a reply stopped short, for the person (server-side).")
+    supersededAt = serializers.DateTimeField(read_only=True, allow_null=True, help_text=(  # noqa: N815
+        "Set on a previous version (server-side): a reply regenerated, or a user message edited and resent, "
+        "with the reply it had. Kept and shown, never sent to the model again. The new version follows it."))
+    replaces = StrictUUIDField(read_only=True, allow_null=True, help_text=(
+        "On a user message edited and resent (server-side): the id of the message it replaces."))
 
 
 # The assistant registers the cards (conversations.extensions) and documents
@@ -131,6 +136,9 @@ def conversation_to_json(thread) -> dict:
                 "status": message.status,
                 "notice": message.notice,
                 "createdAt": serializers.DateTimeField().to_representation(message.created_at),
+                "supersededAt": (serializers.DateTimeField().to_representation(message.superseded_at)
+                                 if message.superseded_at else None),
+                "replaces": str(message.replaces) if message.replaces else None,
                 "toolCalls": [
                     {
                         "id": call.tool_use_id,

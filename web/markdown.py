@@ -12,6 +12,7 @@ Two layers, so that a mistake in one is caught by the other:
 The pages also send a Content-Security-Policy (config/settings.py) as a third layer.
 """
 
+import re
 from html import escape
 
 import nh3
@@ -22,7 +23,9 @@ ALLOWED_TAGS = frozenset({
     "ul", "ol", "li", "h1", "h2", "h3", "h4", "h5", "h6", "a",
     "table", "thead", "tbody", "tr", "th", "td",
 })
-ALLOWED_ATTRIBUTES = {"a": {"href", "title"}, "ol": {"start"}}
+# `data-lang` names a code block's language (the page shows it by the Copy button).
+ALLOWED_ATTRIBUTES = {"a": {"href", "title"}, "ol": {"start"}, "pre": {"data-lang"}}
+_LANGUAGE = re.compile(r"[\w+#.-]{1,20}")
 URL_SCHEMES = frozenset({"http", "https", "mailto"})
 LINK_REL = "noopener noreferrer nofollow"
 
@@ -47,10 +50,30 @@ def _image_as_link(self, tokens, idx, options, env) -> str:
     return f'<a href="{src}">{label}</a>'
 
 
+def _fence_with_language(self, tokens, idx, options, env) -> str:
+    """A fenced code block, its language (the info string's first word, if it
+    looks like one) in `data-lang`."""
+    token = tokens[idx]
+    words = token.info.split()
+    language = words[0] if words and _LANGUAGE.fullmatch(words[0]) else ""
+    attribute = f' data-lang="{escape(language, quote=True)}"' if language else ""
+    return f"<pre{attribute}><code>{escape(token.content)}</code></pre>\n"
+
+
 def _parser() -> MarkdownIt:
-    parser = MarkdownIt("commonmark", {"html": False, "breaks": True}).enable(["table", "strikethrough"])
+    # linkify: bare URLs become links (nh3 then keeps only http, https and mailto).
+    parser = MarkdownIt("commonmark", {"html": False, "breaks": True, "linkify": True}).enable(
+        ["table", "strikethrough", "linkify"])
     parser.add_render_rule("image", _image_as_link)
+    parser.add_render_rule("fence", _fence_with_language)
+    # Linkify finds ftp:// and others too: only the schemes nh3 keeps become links at all.
+    parser.validateLink = _linkable
     return parser
+
+
+def _linkable(url: str) -> bool:
+    scheme, colon, _ = url.partition(":")
+    return bool(colon) and scheme.lower() in URL_SCHEMES
 
 
 _MARKDOWN = _parser()

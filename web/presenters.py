@@ -134,6 +134,8 @@ class Block:
     turn_id: str
     parts: list[PartView] = field(default_factory=list)
     text: str = ""
+    # A previous version: a regenerated reply, or a message edited and resent.
+    superseded: bool = False
 
     @property
     def failed(self) -> bool:
@@ -206,7 +208,7 @@ def blocks_of(messages, cards, *, titles: dict[str, str], now: datetime) -> list
     for message in messages:
         turn_id = str(message.turn_id or "")
         if message.role == "user":
-            blocks.append(Block("user", turn_id, [_part(message)]))
+            blocks.append(Block("user", turn_id, [_part(message)], superseded=message.superseded_at is not None))
             continue
         if message.role == "event" and message.turn_id:
             blocks.extend(Block("event", turn_id, text=line) for line in event_lines(message.content, titles))
@@ -228,7 +230,7 @@ def blocks_of(messages, cards, *, titles: dict[str, str], now: datetime) -> list
         if blocks and blocks[-1].role == "assistant" and blocks[-1].turn_id == turn_id and turn_id:
             blocks[-1].parts.append(part)
         else:
-            blocks.append(Block("assistant", turn_id, [part]))
+            blocks.append(Block("assistant", turn_id, [part], superseded=message.superseded_at is not None))
         if turn_id:
             last_part_of_turn[turn_id] = part
     for card in loose:

@@ -2,7 +2,8 @@
 the apps' own tenant filters (threads_of, turns_of, cards_of): a conversation
 or card of someone else is not found."""
 
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, field
 from datetime import datetime
 from uuid import UUID
 
@@ -33,6 +34,8 @@ class SidebarItem:
     when: str
     responding: bool
     surface: str = ""  # "telegram": the sidebar marks it
+    # The title cut around the searched words: (text, is_a_match) pieces, shown with <mark>.
+    title_parts: list[tuple[str, bool]] = field(default_factory=list)
 
 
 @dataclass
@@ -53,25 +56,53 @@ def tool_titles() -> dict[str, str]:
     return {tool.name: tool.title for tool in all_tools()}
 
 
-def sidebar(member: Member, *, pages: int = 1, now: datetime | None = None) -> Sidebar:
-    """The person's conversations, newest first, `pages` × SIDEBAR_PAGE of them. One query."""
+def sidebar(member: Member, *, pages: int = 1, query: str = "", current_id: str = "",
+            now: datetime | None = None) -> Sidebar:
+    """The person's conversations (those matching `query` when given), newest
+    first, `pages` × SIDEBAR_PAGE of them: one query, and one more when the
+    open conversation (`current_id`) is older than the list, so it is always
+    in it (last) and highlighted."""
     now = now or timezone.now()
     limit = max(1, pages) * SIDEBAR_PAGE
-    threads = list(
-        conversation_selectors.thread_list(member).only("id", "title", "updated_at", "status", "surface")[: limit + 1]
-    )
-    items = [
-        SidebarItem(
-            id=str(thread.id),
-            title=thread.title or "New conversation",
-            updated_at=thread.updated_at,
-            when=presenters.relative_date(thread.updated_at, now),
-            responding=thread.status == Thread.Status.RESPONDING,
-            surface=thread.surface,
-        )
-        for thread in threads[:limit]
-    ]
+    query = query.strip()[:conversation_selectors.SEARCH_MAX_CHARS]
+    if query:
+        listed = conversation_selectors.thread_search(member, query)
+    else:
+        listed = conversation_selectors.thread_list(member)
+    fields = ("id", "title", "updated_at", "status", "surface")
+    threads = list(listed.only(*fields)[: limit + 1])
+    shown = threads[:limit]
+    if current_id and not query and current_id not in {str(thread.id) for thread in shown}:
+        shown += list(conversation_selectors.threads_of(member).filter(id=_uuid_or_none(current_id)).only(*fields))
+    items = [_sidebar_item(thread, query, now) for thread in shown]
     return Sidebar(items=items, has_more=len(threads) > limit, pages=max(1, pages))
+
+
+def _uuid_or_none(raw: str) -> UUID | None:
+    try:
+        return UUID(raw)
+    except ValueError:
+        return None
+
+
+def _sidebar_item(thread: Thread, query: str, now: datetime) -> SidebarItem:
+    title = thread.title or "New conversation"
+    return SidebarItem(
+        id=str(thread.id), title=title, updated_at=thread.updated_at,
+        when=presenters.relative_date(thread.updated_at, now),
+        responding=thread.status == Thread.Status.RESPONDING,
+        surface=thread.surface,
+        title_parts=marked_parts(title, query),
+    )
+
+
+def marked_parts(text: str, query: str) -> list[tuple[str, bool]]:
+    """`text` in pieces, the words of `query` marked (case-insensitive)."""
+    words = [re.escape(word) for word in query.split() if word]
+    if not words:
+        return [(text, False)]
+    pieces = re.split(f"({'|'.join(words)})", text, flags=re.IGNORECASE)
+    return [(piece, index % 2 == 1) for index, piece in enumerate(pieces) if piece]
 
 
 def conversation_page(member: Member, thread_id: UUID, *, now: datetime | None = None) -> ConversationPage:

@@ -87,7 +87,7 @@ def chat(request, conversation_id: UUID | None = None):
     return render(request, "web/chat.html", {
         **shell_context(request),
         "page": page,
-        "sidebar": selectors.sidebar(request.member),
+        "sidebar": selectors.sidebar(request.member, current_id=str(conversation_id or "")),
         "current_id": str(conversation_id or ""),
         "examples": EXAMPLES,
         "trifecta_warning": TRIFECTA_WARNING,
@@ -113,9 +113,12 @@ def sidebar_list(request):
         pages = min(max(int(request.GET.get("pages", "1")), 1), 100)
     except ValueError:
         pages = 1
+    current_id = request.GET.get("current", "")
     return render(request, "web/_sidebar_list.html", {
-        "sidebar": selectors.sidebar(request.member, pages=pages),
-        "current_id": request.GET.get("current", ""),
+        "sidebar": selectors.sidebar(request.member, pages=pages, query=request.GET.get("q", ""),
+                                     current_id=current_id),
+        "current_id": current_id,
+        "query": request.GET.get("q", "").strip(),
     })
 
 

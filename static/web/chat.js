@@ -5,6 +5,7 @@
 // conversation (Markdown, sanitized) replaces the live version.
 
 import { api, el, fragment, parseFragment } from './api.js';
+import { enhanceMessages } from './content.js';
 
 const ERRORS = {
   credits_exhausted: 'Your organization has used all its credits for this month, so the assistant cannot reply. Credits renew on the 1st (UTC); an administrator can grant more.',
@@ -12,7 +13,13 @@ const ERRORS = {
   conversation_busy: 'The assistant is still replying in this conversation. Wait for the reply to finish, then send your message again.',
 };
 const HINT = 'Enter to send · Shift+Enter for a new line';
-const BUSY_HINT = 'The assistant is replying… You can write your next message meanwhile.';
+const BUSY_HINT = 'The assistant is replying… Escape or Stop ends the reply; you can write your next message meanwhile.';
+const STOPPING_HINT = 'Stopping the reply…';
+const WAITING = 'Waiting for the assistant to start…';
+const ENDED = ['done', 'failed', 'cancelled'];
+const EDIT_HINT = 'Editing your last message: Enter resends it (the old one is kept as a previous version) · Escape cancels';
+const RECONNECTING = 'The connection to the server was lost. Reconnecting…';
+const ENDED_ANNOUNCEMENTS = { failed: 'The reply failed.', cancelled: 'You stopped the reply.' };
 const TITLE_LENGTH = 60;
 
 const humanize = (name) => {
@@ -38,23 +45,42 @@ export function initChat() {
   const form = chat.querySelector('[data-composer]');
   const input = chat.querySelector('[data-composer-input]');
   const send = chat.querySelector('[data-send]');
+  const sendLabel = chat.querySelector('[data-send-label]');
   const hint = chat.querySelector('[data-composer-hint]');
   const status = chat.querySelector('[data-announcer]');
   const banner = chat.querySelector('[data-banner]');
   const bannerText = chat.querySelector('[data-banner-text]');
   const bannerNew = chat.querySelector('[data-banner-new]');
-  const state = { conversationId: chat.dataset.conversationId || '', busy: false };
+  // turnId: the turn being followed (what Stop stops); editing: the composer holds the last message, to resend.
+  const state = { conversationId: chat.dataset.conversationId || '', busy: false, turnId: '', editing: false };
 
   const announce = (text) => { status.textContent = ''; window.setTimeout(() => { status.textContent = text; }, 50); };
   const pinned = () => scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight < 120;
   const toBottom = () => { scroller.scrollTop = scroller.scrollHeight; };
   const keepPinned = (change) => { const was = pinned(); change(); if (was) toBottom(); };
 
-  function setBusy(busy) {
+  // While busy the Send button is Stop; `sending` covers the POST before the turn exists.
+  function setBusy(busy, { sending = false } = {}) {
     state.busy = busy;
-    send.disabled = busy;
+    if (!busy) state.turnId = '';
+    send.disabled = sending;
+    sendLabel.textContent = busy ? 'Stop' : 'Send';
+    send.type = busy ? 'button' : 'submit';
     chat.classList.toggle('is-busy', busy);
     hint.textContent = busy ? BUSY_HINT : HINT;
+  }
+
+  async function stop() {
+    if (!state.busy || !state.turnId || send.disabled) return;
+    send.disabled = true; // one Stop at a time; the stream's turn_ended frees the button
+    hint.textContent = STOPPING_HINT;
+    const response = await api('POST', `/api/turns/${encodeURIComponent(state.turnId)}/cancel`);
+    // 409 turn_ended: it ended meanwhile; the stream says how.
+    if (!response.ok && response.data.code !== 'turn_ended') {
+      send.disabled = false;
+      hint.textContent = BUSY_HINT;
+      showBanner(response.data.detail, { error: true });
+    }
   }
 
   function showBanner(text, { offerNew = false, error = false } = {}) {
@@ -66,6 +92,17 @@ export function initChat() {
   }
   const hideBanner = () => { banner.hidden = true; };
 
+  // The composer's draft, per conversation, kept across reloads (cleared on send).
+  const draftKey = (conversationId) => `assistant:draft:${conversationId || 'new'}`;
+  const storage = (action) => { try { return action(window.localStorage); } catch { return null; } };
+  const saveDraft = () => storage((store) => (input.value
+    ? store.setItem(draftKey(state.conversationId), input.value)
+    : store.removeItem(draftKey(state.conversationId))));
+
+  // Other tabs of this browser learn when a turn starts or ends (same origin only).
+  const channel = 'BroadcastChannel' in window ? new BroadcastChannel('assistant-turns') : null;
+  const tell = (type, turnId) => channel?.postMessage({ type, turnId, conversationId: state.conversationId });
+
   function autosize() {
     input.style.height = 'auto';
     input.style.height = `${Math.min(input.scrollHeight, 220)}px`;
@@ -76,8 +113,9 @@ export function initChat() {
   async function submit() {
     const text = input.value;
     if (!text.trim() || state.busy) return;
+    if (state.editing) { redo('edit', { message: text }); return; }
     hideBanner();
-    setBusy(true);
+    setBusy(true, { sending: true });
     const body = { message: text };
     if (state.conversationId) body.conversationId = state.conversationId;
     const response = await api('POST', '/api/chat', body);
@@ -89,17 +127,84 @@ export function initChat() {
       return;
     }
     const { conversationId, turnId, messageId } = response.data;
+    state.turnId = turnId;
+    send.disabled = false;
+    storage((store) => store.removeItem(draftKey(state.conversationId)));
     input.value = '';
     autosize();
     input.focus();
     if (!state.conversationId) startConversation(conversationId, text);
     messages.append(el('article', { class: 'msg msg--user', 'aria-label': 'You' },
+      el('h2', { class: 'visually-hidden' }, 'You said'),
       el('div', { class: 'msg__bubble prose is-plain', 'data-message-id': messageId }, text)));
     liveBlock(turnId);
     toBottom();
     announce('Message sent. The assistant is replying.');
+    tell('turn_started', turnId);
     follow(turnId);
     refreshSidebar();
+  }
+
+  // Regenerate the last reply, or resend the edited last message: a new turn;
+  // the server keeps the old version, shown as "Previous version".
+  async function redo(action, body) {
+    hideBanner();
+    setBusy(true, { sending: true });
+    const url = `/api/conversations/${encodeURIComponent(state.conversationId)}/${action}`;
+    const response = await api('POST', url, body);
+    if (!response.ok) {
+      setBusy(false);
+      showBanner(ERRORS[response.data.code] ?? response.data.detail, { error: !ERRORS[response.data.code] });
+      return;
+    }
+    if (action === 'edit') {
+      stopEditing();
+      storage((store) => store.removeItem(draftKey(state.conversationId)));
+    }
+    state.turnId = response.data.turnId;
+    await refreshMessages();
+    liveBlock(state.turnId);
+    send.disabled = false; // now Stop
+    toBottom();
+    announce(action === 'edit' ? 'Message resent. The assistant is replying.' : 'The assistant is replying again.');
+    tell('turn_started', state.turnId);
+    follow(state.turnId);
+  }
+
+  function startEditing() {
+    const last = [...messages.querySelectorAll('.msg--user:not(.msg--previous) .msg__bubble')].pop();
+    if (!last || state.busy) return;
+    state.editing = true;
+    input.value = last.innerText.trim();
+    autosize();
+    hint.textContent = EDIT_HINT;
+    input.focus();
+  }
+
+  function stopEditing() {
+    state.editing = false;
+    input.value = '';
+    autosize();
+    hint.textContent = state.busy ? BUSY_HINT : HINT;
+  }
+
+  // The buttons on the last reply (Regenerate) and the last message (Edit).
+  function addRedoButtons() {
+    const reply = [...messages.querySelectorAll('.msg--assistant:not(.msg--previous)')].pop();
+    const mine = [...messages.querySelectorAll('.msg--user:not(.msg--previous)')].pop();
+    if (reply) {
+      let actions = reply.querySelector('.msg__actions');
+      if (!actions) {
+        actions = el('div', { class: 'msg__actions' });
+        reply.querySelector('[data-parts]').append(actions);
+      }
+      actions.append(el('button', { type: 'button', class: 'btn btn--ghost btn--small', 'data-redo': 'regenerate' },
+        'Regenerate'));
+    }
+    if (mine) {
+      mine.append(el('button', { type: 'button', class: 'btn btn--ghost btn--small msg__edit', 'data-redo': 'edit' },
+        'Edit your message'));
+    }
   }
 
   function startConversation(conversationId, text) {
@@ -118,11 +223,14 @@ export function initChat() {
     let block = byData(messages, 'turn-id', turnId);
     if (!block) {
       block = el('article', { class: 'msg msg--assistant', 'data-turn-id': turnId, 'aria-label': 'Assistant' },
+        el('h2', { class: 'visually-hidden' }, 'The assistant replied'),
         el('div', { class: 'msg__avatar', 'aria-hidden': 'true' }),
-        el('div', { class: 'msg__body', 'data-parts': '' }));
+        el('div', { class: 'msg__body', 'data-parts': '' },
+          el('p', { class: 'live-waiting', 'data-waiting': '' }, WAITING)));
       messages.append(block);
     }
     block.classList.add('is-live');
+    block.setAttribute('aria-busy', 'true'); // screen readers wait for the whole reply (announced at the end)
     return block;
   }
 
@@ -157,6 +265,7 @@ export function initChat() {
   }
 
   function follow(turnId) {
+    state.turnId = turnId;
     const block = liveBlock(turnId);
     let attempts = 0;
     let ended = false;
@@ -165,6 +274,7 @@ export function initChat() {
     const handlers = {
       message_started: ({ messageId }) => {
         // Also sent again when the stream is reopened: start that text afresh.
+        block.querySelector('[data-waiting]')?.remove();
         const text = part(block, messageId).querySelector('[data-text]');
         text.textContent = '';
         text.classList.add('is-streaming');
@@ -183,28 +293,49 @@ export function initChat() {
           el('pre', { class: 'code', 'data-tool-result': '' }, pretty(data.resultPreview)));
       },
       card_proposed: (card) => insertCard(block, card),
-      turn_ended: (data) => { ended = true; finish(data); },
     };
 
+    // A dropped stream: the browser reconnects by itself (sending Last-Event-ID)
+    // while it can; once it gives up (the server down or answering an error), it
+    // is reopened here with a growing delay for as long as the turn runs. Each
+    // drop also asks the turn's status, so a turn that ended meanwhile ends here
+    // too: the page never stays in "replying…".
+    let source = null;
+    const end = (data) => {
+      if (ended) return;
+      ended = true;
+      source?.close();
+      if (!banner.hidden && bannerText.textContent === RECONNECTING) hideBanner();
+      finish(data);
+    };
+    const endIfEnded = async () => {
+      const response = await api('GET', `/api/turns/${encodeURIComponent(turnId)}`);
+      if (response.ok && ENDED.includes(response.data.status)) end({ status: response.data.status });
+    };
+    handlers.turn_ended = end;
     const open = () => {
+      if (ended) return;
       const resume = lastEventId ? `?lastEventId=${encodeURIComponent(lastEventId)}` : '';
-      const source = new EventSource(`/api/turns/${encodeURIComponent(turnId)}/events${resume}`);
+      source = new EventSource(`/api/turns/${encodeURIComponent(turnId)}/events${resume}`);
       for (const [name, handle] of Object.entries(handlers)) {
         source.addEventListener(name, (event) => {
           if (event.lastEventId) lastEventId = event.lastEventId;
-          if (name === 'turn_ended') source.close();
           handle(JSON.parse(event.data));
         });
       }
-      source.onerror = () => {
-        source.close();
+      source.onopen = () => {
+        attempts = 0;
+        if (bannerText.textContent === RECONNECTING) hideBanner();
+      };
+      source.onerror = async () => {
+        if (ended) return;
+        const closed = source.readyState === EventSource.CLOSED;
+        if (closed) source.close();
+        await endIfEnded();
         if (ended) return;
         attempts += 1;
-        if (attempts > 5) {
-          showBanner('The connection to the server was lost. Reload the page to see the reply.', { error: true });
-          return;
-        }
-        window.setTimeout(open, 700 * attempts);
+        if (attempts >= 2) showBanner(RECONNECTING);
+        if (closed) window.setTimeout(open, Math.min(700 * attempts, 8000));
       };
     };
     open();
@@ -227,12 +358,23 @@ export function initChat() {
   }
 
   async function finish(ended) {
+    tell('turn_ended', ended.turnId ?? state.turnId);
     await refreshMessages();
     setBusy(false);
     refreshSidebar();
     refreshCredits();
-    announce(ended.status === 'failed' ? 'The reply failed.' : 'The assistant replied.');
-    if (document.activeElement === document.body || !document.activeElement) input.focus();
+    // Focus stays where the person put it (an Enter must not send a draft by surprise).
+    announce(ENDED_ANNOUNCEMENTS[ended.status] ?? replyAnnouncement());
+  }
+
+  // The finished reply's first sentence (of 20 characters at least), for the live region.
+  function replyAnnouncement() {
+    const reply = [...messages.querySelectorAll('.msg--assistant')].pop();
+    const text = [...(reply?.querySelectorAll('[data-text]') ?? [])].map((node) => node.textContent).join(' ')
+      .replace(/\s+/g, ' ').trim();
+    if (!text) return 'The assistant replied.';
+    const sentence = text.match(/^[\s\S]{20,}?[.!?](?=\s|$)/)?.[0] ?? text;
+    return `The assistant replied: ${sentence.slice(0, 200)}`;
   }
 
   async function refreshMessages() {
@@ -246,6 +388,8 @@ export function initChat() {
     const open = [...messages.querySelectorAll('details[open][data-tool-call-id]')].map((d) => d.dataset.toolCallId);
     keepPinned(() => {
       messages.replaceChildren(parseFragment(html));
+      enhanceMessages(messages);
+      addRedoButtons();
       messages.dataset.runningTurn = '';
       for (const id of open) byData(messages, 'tool-call-id', id)?.setAttribute('open', '');
     });
@@ -255,7 +399,8 @@ export function initChat() {
     const list = document.querySelector('[data-sidebar-list]');
     if (!list) return;
     const pages = list.querySelector('[data-pages]')?.dataset.pages ?? '1';
-    const query = new URLSearchParams({ current: state.conversationId, pages });
+    const search = document.querySelector('[data-sidebar-search-input]')?.value.trim() ?? '';
+    const query = new URLSearchParams({ current: state.conversationId, pages, q: search });
     try {
       list.replaceChildren(parseFragment(await fragment(`/conversations/list?${query}`)));
     } catch { /* the list stays as it was */ }
@@ -268,21 +413,48 @@ export function initChat() {
     const credits = response.data;
     pill.querySelector('[data-credits-value]').textContent = credits.remainingCredits;
     pill.classList.toggle('pill--empty', credits.remainingCredits <= 0);
-    pill.title = `${credits.usedCredits} used, ${credits.reservedCredits} reserved of ${credits.grantedCredits} this month (${credits.month}, UTC)`;
+    document.querySelector('[data-credits-details]').textContent = `${credits.usedCredits} used, ${credits.reservedCredits} reserved of ${credits.grantedCredits} this month (${credits.month}, UTC)`;
   }
 
   // --- Composer events ---------------------------------------------------
 
   form.addEventListener('submit', (event) => { event.preventDefault(); submit(); });
+  send.addEventListener('click', () => { if (state.busy) stop(); });
+  document.addEventListener('keydown', (event) => {
+    // Escape stops the reply, unless it is closing a dialog or the drawer first.
+    if (event.key === 'Escape' && state.editing && !state.busy) { stopEditing(); return; }
+    if (event.key !== 'Escape' || !state.busy) return;
+    if (document.querySelector('dialog[open]') || document.querySelector('[data-sidebar].is-open')) return;
+    stop();
+  });
   input.addEventListener('keydown', (event) => {
     if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {
       event.preventDefault();
       submit();
     }
   });
-  input.addEventListener('input', autosize);
+  input.addEventListener('input', () => { autosize(); saveDraft(); });
+  // `/` (outside a text field) or Ctrl+K / ⌘K: to the composer.
+  document.addEventListener('keydown', (event) => {
+    const typing = event.target.closest?.('input, textarea, select, [contenteditable]');
+    const slash = event.key === '/' && !typing && !event.ctrlKey && !event.metaKey && !event.altKey;
+    const ctrlK = (event.ctrlKey || event.metaKey) && event.key.toLowerCase() === 'k';
+    if (!slash && !ctrlK) return;
+    event.preventDefault();
+    input.focus();
+  });
+  channel?.addEventListener('message', ({ data }) => {
+    refreshSidebar();
+    if (data.conversationId !== state.conversationId || state.busy) return;
+    // This tab shows the conversation another tab just started or ended a turn in.
+    if (data.type === 'turn_started') refreshMessages().then(() => { setBusy(true); follow(data.turnId); });
+    else refreshMessages();
+  });
   chat.querySelector('[data-banner-close]').addEventListener('click', () => { hideBanner(); input.focus(); });
   chat.addEventListener('click', (event) => {
+    const redoButton = event.target.closest('[data-redo]');
+    if (redoButton?.dataset.redo === 'regenerate') redo('regenerate');
+    else if (redoButton) startEditing();
     const example = event.target.closest('[data-example]');
     if (example) {
       input.value = example.textContent.trim();
@@ -290,6 +462,13 @@ export function initChat() {
       input.focus();
     }
   });
+
+  enhanceMessages(messages);
+  addRedoButtons();
+  input.value = storage((store) => store.getItem(draftKey(state.conversationId))) ?? '';
+  autosize();
+  // On load (so after switching conversations too): the composer, not 113 Tabs away.
+  input.focus({ preventScroll: true });
 
   // A turn still running when the page was (re)loaded: follow it.
   if (messages.dataset.runningTurn) {

@@ -111,6 +111,8 @@ async function decideCard(button) {
   }
   else buttons.forEach((node) => { node.disabled = false; });
   button.removeAttribute('aria-busy');
+  const outcome = CARD_STATES[shown.dataset.cardStatus];
+  announce([outcome ? `Card ${outcome.toLowerCase()}.` : '', problem].filter(Boolean).join(' '));
   if (problem) {
     const slot = shown.querySelector('[data-card-error]');
     slot.textContent = problem;
@@ -119,6 +121,25 @@ async function decideCard(button) {
   // The buttons are gone: keep keyboard focus on the card that replaced them.
   shown.tabIndex = -1;
   shown.focus({ preventScroll: true });
+}
+
+// The credits pill opens its breakdown (used, reserved, granted, month).
+function initCredits() {
+  const button = document.querySelector('[data-credits]');
+  const details = document.querySelector('[data-credits-details]');
+  if (!button || !details) return;
+  const show = (open) => { details.hidden = !open; button.setAttribute('aria-expanded', String(open)); };
+  button.addEventListener('click', () => show(details.hidden));
+  document.addEventListener('keydown', (event) => {
+    if (event.key === 'Escape' && !details.hidden) { show(false); button.focus(); }
+  });
+}
+
+function announce(text) {
+  const status = document.querySelector('[data-announcer]');
+  if (!status) return;
+  status.textContent = '';
+  window.setTimeout(() => { status.textContent = text; }, 50);
 }
 
 function initClicks() {
@@ -141,14 +162,99 @@ function initClicks() {
     if (more) {
       const list = document.querySelector('[data-sidebar-list]');
       const current = document.querySelector('[data-chat]')?.dataset.conversationId ?? '';
-      const query = new URLSearchParams({ current, pages: more.dataset.sidebarMore });
+      const q = document.querySelector('[data-sidebar-search-input]')?.value.trim() ?? '';
+      const query = new URLSearchParams({ current, pages: more.dataset.sidebarMore, q });
       list.replaceChildren(parseFragment(await fragment(`/conversations/list?${query}`)));
     }
   });
 }
 
+// Search over the sidebar: the list is the server's, for the words typed (after a short pause).
+function initSearch() {
+  const form = document.querySelector('[data-sidebar-search]');
+  const list = document.querySelector('[data-sidebar-list]');
+  if (!form || !list) return;
+  const input = form.querySelector('input');
+  let timer = 0;
+  const run = async () => {
+    const current = document.querySelector('[data-chat]')?.dataset.conversationId ?? '';
+    const query = new URLSearchParams({ current, pages: '1', q: input.value.trim() });
+    try {
+      list.replaceChildren(parseFragment(await fragment(`/conversations/list?${query}`)));
+    } catch { /* the list stays as it was */ }
+  };
+  form.addEventListener('submit', (event) => { event.preventDefault(); window.clearTimeout(timer); run(); });
+  input.addEventListener('input', () => { window.clearTimeout(timer); timer = window.setTimeout(run, 250); });
+}
+
+// Rename in place: Enter saves (PATCH), Escape cancels; the list and the page title follow.
+function initRename() {
+  document.addEventListener('click', (event) => {
+    const button = event.target.closest('[data-rename-conversation]');
+    if (!button) return;
+    const item = button.closest('[data-conversation-item]');
+    const link = item.querySelector('.conv__link');
+    const field = document.createElement('input');
+    field.className = 'conv__rename';
+    field.value = button.dataset.title;
+    field.maxLength = 200;
+    field.setAttribute('aria-label', 'New title (Enter to save, Escape to cancel)');
+    link.hidden = true;
+    item.prepend(field);
+    field.focus();
+    field.select();
+    const close = () => { field.remove(); link.hidden = false; button.focus(); };
+    field.addEventListener('keydown', async (key) => {
+      if (key.key === 'Escape') { key.preventDefault(); key.stopPropagation(); close(); return; }
+      if (key.key !== 'Enter') return;
+      key.preventDefault();
+      const id = button.dataset.renameConversation;
+      const response = await api('PATCH', `/api/conversations/${encodeURIComponent(id)}`, { title: field.value });
+      if (!response.ok) { announce(response.data.detail); return; }
+      const title = response.data.title;
+      item.querySelector('[data-conversation-title]').textContent = title;
+      button.dataset.title = title;
+      button.setAttribute('aria-label', `Rename “${title}”`);
+      item.querySelector('[data-delete-conversation]')?.setAttribute('data-title', title);
+      if (document.querySelector('[data-chat]')?.dataset.conversationId === id) {
+        const heading = document.querySelector('.chat__title');
+        if (heading) heading.textContent = title;
+        document.title = `${title} · Assistant`;
+      }
+      close();
+      announce('Conversation renamed.');
+    });
+  });
+}
+
+// Dark theme: the system's choice (prefers-color-scheme) until the person presses
+// the toggle; then theirs, kept in this browser.
+const THEME_KEY = 'assistant:theme';
+
+function initTheme() {
+  const root = document.documentElement;
+  const button = document.querySelector('[data-theme-toggle]');
+  const dark = window.matchMedia('(prefers-color-scheme: dark)');
+  let chosen = null;
+  try { chosen = window.localStorage.getItem(THEME_KEY); } catch { /* storage off: follow the system */ }
+  if (chosen === 'dark' || chosen === 'light') root.dataset.theme = chosen;
+  const isDark = () => (root.dataset.theme ? root.dataset.theme === 'dark' : dark.matches);
+  const show = () => button?.setAttribute('aria-pressed', String(isDark()));
+  show();
+  dark.addEventListener('change', show);
+  button?.addEventListener('click', () => {
+    root.dataset.theme = isDark() ? 'light' : 'dark';
+    try { window.localStorage.setItem(THEME_KEY, root.dataset.theme); } catch { /* kept for this page only */ }
+    show();
+  });
+}
+
 export function initUi() {
+  initTheme();
+  initSearch();
+  initRename();
   initDrawer();
   initDelete();
+  initCredits();
   initClicks();
 }

@@ -84,6 +84,7 @@ def test_the_conversation_list_is_documented_as_the_page_it_answers(document):
     assert parameters == {
         "page": {"type": "integer", "minimum": 1},
         "pageSize": {"type": "integer", "minimum": 1, "maximum": 200},
+        "q": {"type": "string", "maxLength": 200},  # the search (issue 17)
     }
     assert "not_found" in error_codes(document, op, "404")  # a page past the last one
     assert "invalid_page" in error_codes(document, op, "400")
@@ -192,7 +193,7 @@ def request_schemas(document, schema: dict, seen=None):
 def test_every_request_body_is_closed(document):
     bodies = [op["requestBody"]["content"]["application/json"]["schema"]
               for _, _, op in operations(document) if "requestBody" in op]
-    assert len(bodies) == 4  # chat, put, confirm, cancel
+    assert len(bodies) == 6  # chat, put, confirm, cancel; rename and edit (issue 17)
     checked = [schema for body in bodies for schema in request_schemas(document, body)]
     assert len(checked) >= 6  # with the nested messages and tool calls
     assert all(schema["additionalProperties"] is False for schema in checked)

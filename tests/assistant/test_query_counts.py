@@ -23,13 +23,15 @@ TRANSACTION = 2
 # status, the reservation (account, idempotency check, account, ledger), the turn;
 # the organization's model choice and the person's monthly cap (issue 15).
 SUBMISSION = 11 + TRANSACTION
-# Claim, the turn, the member, the history (2); the reply (one INSERT: a quick
-# step's text is written once); the finish: turn lock and row, thread,
-# settlement (account, holds, account, ledger), in one transaction.
-TURN_BASE = 13 + TRANSACTION
-# A step with one read call: the reply, the call (record, the tool's own
-# query, result), the turn's progress.
-TOOL_STEP = 5
+# Claim, the turn, the member, the history (2); the Stop check before the model
+# call (issue 17); the reply (one INSERT: a quick step's text is written once);
+# the finish: turn lock and row, thread, settlement (account, holds, account,
+# ledger), in one transaction.
+TURN_BASE = 14 + TRANSACTION
+# A step with one read call: the reply, the call (the Stop check before it,
+# record, the tool's own query, result), the turn's progress, the Stop check
+# before the next model call.
+TOOL_STEP = 7
 # Holding more before a call: account lock, holds, the person's cap, account, ledger.
 HOLD = 5 + TRANSACTION
 

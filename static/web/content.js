@@ -1,0 +1,80 @@
+// Readable content, on the server's rendering of the messages: a Copy button on
+// each reply and each code block (with its language), tables in a focusable
+// region that scrolls sideways, long messages collapsed behind "Show more".
+// Text only goes in with textContent; nothing here parses HTML.
+
+import { el } from './api.js';
+
+const LONG_PX = 480; // taller than this: collapsed (CSS clamps at the same height)
+
+function enhanceCode(pre) {
+  const language = pre.dataset.lang ?? '';
+  const bar = el('div', { class: 'codeblock__bar' },
+    el('span', { class: 'codeblock__lang' }, language || 'Code'),
+    el('button', { type: 'button', class: 'btn btn--ghost btn--small', 'data-copy': 'code' },
+      language ? `Copy ${language} code` : 'Copy code'));
+  const block = el('div', { class: 'codeblock' });
+  pre.replaceWith(block);
+  block.append(bar, pre);
+}
+
+function enhanceTable(table) {
+  const region = el('div', { class: 'table-scroll', tabindex: '0', role: 'region', 'aria-label': 'Table (scrolls sideways)' });
+  table.replaceWith(region);
+  region.append(table);
+}
+
+function enhanceReply(article) {
+  const body = article.querySelector('[data-parts]');
+  const hasText = [...article.querySelectorAll('[data-text]')].some((node) => node.textContent.trim());
+  if (!body || !hasText) return;
+  body.append(el('div', { class: 'msg__actions' },
+    el('button', { type: 'button', class: 'btn btn--ghost btn--small', 'data-copy': 'reply' }, 'Copy reply')));
+}
+
+function collapseIfLong(prose) {
+  if (prose.scrollHeight <= LONG_PX) return;
+  prose.classList.add('is-clamped');
+  prose.id ||= `long-${Math.random().toString(36).slice(2)}`;
+  prose.after(el('button', {
+    type: 'button', class: 'btn btn--ghost btn--small show-more', 'data-show-more': '', 'aria-expanded': 'false',
+    'aria-controls': prose.id,
+  }, 'Show more'));
+}
+
+export function enhanceMessages(root) {
+  root.querySelectorAll('.prose pre').forEach(enhanceCode);
+  root.querySelectorAll('.prose table').forEach(enhanceTable);
+  root.querySelectorAll('.msg--assistant').forEach(enhanceReply);
+  root.querySelectorAll('.msg__bubble.prose, .msg--assistant [data-text]').forEach(collapseIfLong);
+}
+
+function copiedText(button) {
+  if (button.dataset.copy === 'code') return button.closest('.codeblock').querySelector('pre').textContent;
+  const texts = [...button.closest('.msg--assistant').querySelectorAll('[data-text]')].map((node) => node.innerText.trim());
+  return texts.filter(Boolean).join('\n\n');
+}
+
+export function initContent() {
+  document.addEventListener('click', async (event) => {
+    const copy = event.target.closest('[data-copy]');
+    if (copy) {
+      const label = copy.textContent;
+      try {
+        await navigator.clipboard.writeText(copiedText(copy));
+        copy.textContent = 'Copied';
+      } catch {
+        copy.textContent = 'Copy failed';
+      }
+      window.setTimeout(() => { copy.textContent = label; }, 2000);
+      return;
+    }
+    const more = event.target.closest('[data-show-more]');
+    if (more) {
+      const prose = document.getElementById(more.getAttribute('aria-controls'));
+      const open = prose.classList.toggle('is-clamped') === false;
+      more.setAttribute('aria-expanded', String(open));
+      more.textContent = open ? 'Show less' : 'Show more';
+    }
+  });
+}

@@ -1,0 +1,124 @@
+"""Regenerate the last reply and edit the last message: a new turn through the
+normal submission; the replaced messages stay as previous versions
+(`supersededAt`), never sent to the model again."""
+
+import pytest
+
+from assistant.history import load_history
+from assistant.loop import run_turn
+from assistant.models import Turn
+from conversations.models import Message, Thread
+from credits.models import CreditAccount
+from tests.assistant.conftest import Clock, play
+from tests.conversations.factories import make_thread
+from tests.fakes.scripted import ScriptedClient, say
+
+
+def regenerate(person, thread_id):
+    return person.client.post(f"/api/conversations/{thread_id}/regenerate", format="json")
+
+
+def edit(person, thread_id, message="Changed question"):
+    return person.client.post(f"/api/conversations/{thread_id}/edit", {"message": message}, format="json")
+
+
+@pytest.fixture
+def answered(owner):
+    return play(owner, ScriptedClient(say("First answer.")), message="First question")
+
+
+def stored(person, thread_id):
+    return person.client.get(f"/api/conversations/{thread_id}").json()["messages"]
+
+
+def test_regenerate_answers_the_same_message_again_without_the_old_reply(owner, answered, acme):
+    response = regenerate(owner, answered.thread_id)
+    assert response.status_code == 202, response.content
+    body = response.json()
+    turn = Turn.objects.get(id=body["turnId"])
+    assert turn.status == Turn.Status.QUEUED and turn.user_message_id == answered.user_message_id
+    assert CreditAccount.objects.get(organization=acme).reserved_micros == turn.reserved_micros > 0
+    client = ScriptedClient(say("Second answer."))
+    Turn.objects.filter(id=turn.id).update(model_option=answered.model_option)
+    run_turn(turn.id, client=client, clock=Clock())
+    assert [type(item).__name__ for item in client.requests[0].history] == ["UserText"]  # old reply not sent
+    messages = stored(owner, answered.thread_id)
+    assert [(m["role"], m["content"], m["supersededAt"] is not None) for m in messages] == [
+        ("user", "First question", False), ("assistant", "First answer.", True), ("assistant", "Second answer.", False),
+    ]
+    assert body["messageId"] == messages[0]["id"]
+
+
+def test_edit_resends_a_new_version_of_the_last_message(owner, answered):
+    response = edit(owner, answered.thread_id)
+    assert response.status_code == 202, response.content
+    turn = Turn.objects.get(id=response.json()["turnId"])
+    messages = stored(owner, answered.thread_id)
+    assert [(m["role"], m["content"], m["supersededAt"] is not None) for m in messages] == [
+        ("user", "First question", True), ("assistant", "First answer.", True), ("user", "Changed question", False),
+    ]
+    assert messages[2]["replaces"] == messages[0]["id"] and messages[2]["id"] == response.json()["messageId"]
+    assert [item.text for item in load_history(turn.thread_id)] == ["Changed question"]
+    assert Thread.objects.get(id=answered.thread_id).status == Thread.Status.RESPONDING
+
+
+@pytest.mark.parametrize("action", [regenerate, edit])
+@pytest.mark.parametrize("who", ["colleague", "outsider"])
+def test_others_get_404_and_nothing_changes(owner, colleague, outsider, answered, action, who):
+    response = action({"colleague": colleague, "outsider": outsider}[who], answered.thread_id)
+    assert response.status_code == 404 and response.json()["code"] == "not_found"
+    assert not Message.objects.filter(superseded_at__isnull=False).exists()
+    assert Turn.objects.count() == 1
+
+
+@pytest.mark.parametrize("action", ["regenerate", "edit"])
+def test_anonymous_gets_401(anonymous, answered, action):
+    assert anonymous.post(f"/api/conversations/{answered.thread_id}/{action}").status_code == 401
+
+
+@pytest.mark.parametrize("action", [regenerate, edit])
+def test_a_busy_conversation_is_a_409(owner, answered, action):
+    assert regenerate(owner, answered.thread_id).status_code == 202
+    response = action(owner, answered.thread_id)
+    assert response.status_code == 409 and response.json()["code"] == "conversation_busy"
+    assert Turn.objects.count() == 2
+
+
+@pytest.mark.parametrize("action", [regenerate, edit])
+def test_a_conversation_without_a_message_of_the_person_is_a_409(owner, action):
+    thread = make_thread(owner)
+    response = action(owner, thread.id)
+    assert response.status_code == 409 and response.json()["code"] == "nothing_to_redo"
+    assert not Turn.objects.exists()
+
+
+@pytest.mark.parametrize("body", [{"message": "   "}, {}, {"message": 3}, {"message": "x", "extra": 1}])
+def test_a_bad_edit_is_a_400_that_writes_nothing(owner, answered, body):
+    response = owner.client.post(f"/api/conversations/{answered.thread_id}/edit", body, format="json")
+    assert response.status_code == 400
+    assert not Message.objects.filter(superseded_at__isnull=False).exists()
+
+
+def test_a_malformed_id_is_a_400(owner):
+    response = owner.client.post("/api/conversations/nope/regenerate")
+    assert response.status_code == 400 and response.json()["code"] == "invalid_id"
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("action", [regenerate, edit])
+def test_a_broker_that_is_down_undoes_it_whole(owner, monkeypatch, action):
+    from assistant import chat
+
+    monkeypatch.setattr(chat, "enqueue_turn", lambda turn_id: None)
+    answered = play(owner, ScriptedClient(say("First answer.")), message="First question")
+
+    def down(turn_id):
+        raise ConnectionRefusedError("broker down")
+
+    monkeypatch.setattr(chat, "enqueue_turn", down)
+    response = action(owner, answered.thread_id)
+    assert response.status_code == 503 and response.json()["code"] == "queue_unavailable"
+    assert Message.objects.count() == 2
+    assert CreditAccount.objects.get(organization=owner.organization).reserved_micros == 0
+    assert not Message.objects.filter(superseded_at__isnull=False).exists()
+    assert Turn.objects.count() == 1 and Thread.objects.get().status == Thread.Status.IDLE
