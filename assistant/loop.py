@@ -21,6 +21,7 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
 from assistant import live, proposals
 from assistant.clients.base import (
@@ -75,24 +76,27 @@ SYSTEM_PROMPT = (
 
 FLUSH_SECONDS = 0.25
 
+# Stored in English with the reply; the browser shows them in the person's language (web.presenters).
 NOTICES = {
-    Turn.FailureKind.API: "The model provider did not answer properly. Please try again in a moment.",
-    Turn.FailureKind.TIMEOUT: "This reply took too long and was stopped.",
-    Turn.FailureKind.TOOL: "A tool failed unexpectedly, so the reply was stopped.",
-    Turn.FailureKind.INTERNAL: "Something went wrong on our side, so the reply was stopped.",
-    Turn.FailureKind.QUEUE: "The assistant could not start this reply. Please try again.",
-    Turn.FailureKind.CREDITS: "Your organization's credits ran out during this reply, so it was stopped.",
-    Turn.FailureKind.SUSPENDED: "Your membership in this organization is suspended, so this reply was not started.",
+    Turn.FailureKind.API: gettext_noop("The model provider did not answer properly. Please try again in a moment."),
+    Turn.FailureKind.TIMEOUT: gettext_noop("This reply took too long and was stopped."),
+    Turn.FailureKind.TOOL: gettext_noop("A tool failed unexpectedly, so the reply was stopped."),
+    Turn.FailureKind.INTERNAL: gettext_noop("Something went wrong on our side, so the reply was stopped."),
+    Turn.FailureKind.QUEUE: gettext_noop("The assistant could not start this reply. Please try again."),
+    Turn.FailureKind.CREDITS: gettext_noop("Your organization's credits ran out during this reply, so it was stopped."),
+    Turn.FailureKind.SUSPENDED: gettext_noop(
+        "Your membership in this organization is suspended, so this reply was not started."),
 }
-CAP_NOTICE = "You reached your monthly limit in this organization during this reply, so it was stopped."
-OWN_KEY_REFUSED_NOTICE = (
+CAP_NOTICE = gettext_noop("You reached your monthly limit in this organization during this reply, so it was stopped.")
+OWN_KEY_REFUSED_NOTICE = gettext_noop(
     "The model provider refused your organization's own API key. An organization admin should check the key "
     "on the organization page."
 )
-CANCELLED_NOTICE = "You stopped this reply."
+CANCELLED_NOTICE = gettext_noop("You stopped this reply.")
 # How often, at most, the loop reads the Stop flag while a model streams (or pauses).
 CANCEL_CHECK_SECONDS = 0.5
-CEILING_NOTICE = "This reply reached the most one reply may cost, so it was stopped. You can ask to continue."
+CEILING_NOTICE = gettext_noop(
+    "This reply reached the most one reply may cost, so it was stopped. You can ask to continue.")
 
 
 class TurnStopped(Exception):

@@ -10,17 +10,19 @@ from typing import Literal
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
+from django.utils.translation import gettext_noop
 
 from assistant.clients.base import ModelClient, ProviderError
 
 Provider = Literal["infomaniak", "bedrock", "anthropic", "offline"]
 Location = Literal["CH", "EU", "US", "local"]
 
+# In English for the API; the browser shows them in the person's language (web.views).
 PROCESSING_LABEL: dict[str, str] = {
-    "CH": "Processed in Switzerland",
-    "EU": "Processed in the EU",
-    "US": "Processed in the US",
-    "local": "Offline demo model",
+    "CH": gettext_noop("Processed in Switzerland"),
+    "EU": gettext_noop("Processed in the EU"),
+    "US": gettext_noop("Processed in the US"),
+    "local": gettext_noop("Offline demo model"),
 }
 
 OFFLINE_ID = "offline"

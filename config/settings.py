@@ -57,6 +57,9 @@ MIDDLEWARE = [
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "config.middleware.ApiBodyLimitMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
+    # The UI's language: the person's choice (a cookie, set from their account at
+    # login), else the browser's Accept-Language, else English. URLs carry no language.
+    "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
@@ -78,6 +81,7 @@ TEMPLATES = [
         "OPTIONS": {
             "context_processors": [
                 "django.template.context_processors.request",
+                "django.template.context_processors.i18n",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
             ],
@@ -113,6 +117,9 @@ AUTH_PASSWORD_VALIDATORS = [
 ]
 
 LANGUAGE_CODE = "en"
+# The browser UI's languages (locale/, compiled catalogs committed as Django's own are).
+LANGUAGES = [("en", "English"), ("de", "Deutsch"), ("fr", "Français"), ("it", "Italiano")]
+LOCALE_PATHS = [BASE_DIR / "locale"]
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
@@ -135,6 +142,11 @@ LOGOUT_REDIRECT_URL = "login"
 SESSION_ENGINE = "organizations.sessions"
 SESSION_COOKIE_SECURE = not DEBUG and env_bool("SECURE_COOKIES", True)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+# The language cookie holds only a language code; a year, like the person's choice it mirrors.
+LANGUAGE_COOKIE_SECURE = SESSION_COOKIE_SECURE
+LANGUAGE_COOKIE_HTTPONLY = True
+LANGUAGE_COOKIE_SAMESITE = "Lax"
+LANGUAGE_COOKIE_AGE = 365 * 24 * 3600
 
 # --- HTTPS (behind a proxy), checked by `manage.py check --deploy` -----------
 # The proxy terminates TLS and says so in X-Forwarded-Proto; it must overwrite

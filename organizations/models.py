@@ -165,3 +165,19 @@ class ApiToken(AbstractAuthToken):
 
     def __str__(self):
         return f"{self.name or 'token'} of {self.user_id} in {self.organization_id}"
+
+
+class PersonPreferences(models.Model):
+    """What a person chose for themselves, whatever the organization: kept on the
+    account so it follows them to another browser (applied at login)."""
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="preferences")
+    # One of settings.LANGUAGES; empty: the browser's.
+    language = models.CharField(max_length=10, blank=True, default="")
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name_plural = "person preferences"
+
+    def __str__(self):
+        return f"Preferences of {self.user}"

@@ -30,6 +30,7 @@ from django.utils import timezone
 
 from organizations.members import Member, member_from_membership
 from organizations.models import Membership, Organization, PersonSession
+from organizations.services import preferred_language
 from organizations.tokens import delete_tokens_of_user
 
 EXPORT_FORMAT = "assistant-personal-data/1"
@@ -126,6 +127,7 @@ def person_json(user, member: Member) -> dict:
         "dateJoined": iso(getattr(user, "date_joined", None)),
         "lastLogin": iso(getattr(user, "last_login", None)),
         "role": member.role,
+        "language": preferred_language(user_id=user.pk) or None,
     }
 
 

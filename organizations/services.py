@@ -2,7 +2,7 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
-from organizations.models import Membership, Organization, OrganizationChange
+from organizations.models import Membership, Organization, OrganizationChange, PersonPreferences
 
 
 def organization_create(*, slug: str, name: str, monthly_credits: int) -> Organization:
@@ -134,3 +134,14 @@ def default_cap_set_by_admin(member, *, credits: int | None) -> None:
     if not member.is_admin:
         raise Membership.DoesNotExist
     default_cap_set(organization_id=member.organization_id, credits=credits, actor_id=member.user_id)
+
+
+def preferred_language_set(*, user_id: int, language: str) -> None:
+    """Keep the person's language on their account ('' forgets it). The caller
+    has checked `language` against settings.LANGUAGES."""
+    PersonPreferences.objects.update_or_create(user_id=user_id, defaults={"language": language})
+
+
+def preferred_language(*, user_id: int) -> str:
+    """The person's chosen language, or '' when they chose none."""
+    return PersonPreferences.objects.filter(user_id=user_id).values_list("language", flat=True).first() or ""

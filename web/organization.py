@@ -12,6 +12,7 @@ from django.contrib import messages
 from django.http import Http404, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
 from assistant import exports
@@ -159,8 +160,8 @@ def choose_model(request):
             raise ModelNotAllowed
         model_choose(request.member, option_id=form.cleaned_data["option"])
     except ModelNotAllowed:
-        return _refused(request, "That model is not among the ones this deployment allows.")
-    messages.success(request, "The model was changed.")
+        return _refused(request, _("That model is not among the ones this deployment allows."))
+    messages.success(request, _("The model was changed."))
     return redirect("web-organization")
 
 
@@ -171,13 +172,14 @@ def save_key(request):
     admin_only(request.member)
     form = KeyForm(request.POST)
     if not form.is_valid():
-        return _refused(request, "Choose a provider and paste its key.")
+        return _refused(request, _("Choose a provider and paste its key."))
     try:
         key = provider_key_save(request.member, provider=form.cleaned_data["provider"],
                                 plaintext=form.cleaned_data["key"])
     except KeyRefused as refusal:
-        return _refused(request, f"The provider refused this key ({refusal.kind}); it was not saved.")
-    messages.success(request, f"The {key.get_provider_display()} key {key.hint} was saved.")
+        return _refused(request, _("The provider refused this key (%(kind)s); it was not saved.") % {"kind": refusal.kind})
+    messages.success(request, _("The %(provider)s key %(hint)s was saved.") % {
+        "provider": key.get_provider_display(), "hint": key.hint})
     return redirect("web-organization")
 
 
@@ -188,7 +190,7 @@ def remove_key(request, provider: str):
     admin_only(request.member)
     if not provider_key_remove(request.member, provider=provider):
         raise Http404("No such key.")
-    messages.success(request, "The key was removed.")
+    messages.success(request, _("The key was removed."))
     return redirect("web-organization")
 
 
@@ -199,9 +201,9 @@ def default_cap(request):
     admin_only(request.member)
     form = CapForm(request.POST)
     if not form.is_valid():
-        return _refused(request, "A cap is a whole number of credits (or empty for none).")
+        return _refused(request, _("A cap is a whole number of credits (or empty for none)."))
     default_cap_set_by_admin(request.member, credits=form.cleaned_data["credits"])
-    messages.success(request, "The default cap was changed.")
+    messages.success(request, _("The default cap was changed."))
     return redirect("web-organization")
 
 
@@ -212,12 +214,12 @@ def member_cap(request, user_id: int):
     admin_only(request.member)
     form = CapForm(request.POST)
     if not form.is_valid():
-        return _refused(request, "A cap is a whole number of credits (or empty for none).")
+        return _refused(request, _("A cap is a whole number of credits (or empty for none)."))
     try:
         member_cap_set_by_admin(request.member, user_id=user_id, credits=form.cleaned_data["credits"])
     except Membership.DoesNotExist:
         raise Http404("No such member.") from None
-    messages.success(request, "The cap was changed.")
+    messages.success(request, _("The cap was changed."))
     return redirect("web-organization")
 
 
@@ -228,14 +230,14 @@ def suspend(request, user_id: int):
     admin_only(request.member)
     form = SuspendForm(request.POST)
     if not form.is_valid():
-        return _refused(request, "A suspension needs a reason.")
+        return _refused(request, _("A suspension needs a reason."))
     try:
         member_suspend(request.member, user_id=user_id, reason=form.cleaned_data["reason"])
     except Membership.DoesNotExist:
         raise Http404("No such member.") from None
     except CannotSuspendSelf:
-        return _refused(request, "You can't suspend yourself.")
-    messages.success(request, "The member was suspended.")
+        return _refused(request, _("You can't suspend yourself."))
+    messages.success(request, _("The member was suspended."))
     return redirect("web-organization")
 
 
@@ -248,7 +250,7 @@ def restore(request, user_id: int):
         member_restore(request.member, user_id=user_id)
     except Membership.DoesNotExist:
         raise Http404("No such member.") from None
-    messages.success(request, "The suspension was lifted.")
+    messages.success(request, _("The suspension was lifted."))
     return redirect("web-organization")
 
 

@@ -10,6 +10,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from django.utils.dateformat import format as format_date
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy, ngettext
+
 from web.markdown import render_markdown
 
 # Longer results start collapsed in the page (the person can expand them).
@@ -20,8 +24,9 @@ SHOWN_RESULT_CHARS = 100_000
 # What a confirm/send tool answers in the loop: a card was proposed (assistant.proposals).
 AWAITING = "awaiting_confirmation"
 CARD_STATES = {
-    "confirmed": "Confirmed", "cancelled": "Cancelled", "expired": "Expired", "failed": "Failed",
-    "outcome_unknown": "Outcome unknown",
+    "confirmed": gettext_lazy("Confirmed"), "cancelled": gettext_lazy("Cancelled"),
+    "expired": gettext_lazy("Expired"), "failed": gettext_lazy("Failed"),
+    "outcome_unknown": gettext_lazy("Outcome unknown"),
 }
 
 
@@ -29,27 +34,27 @@ def relative_date(moment: datetime, now: datetime) -> str:
     """"Just now", "5 min ago", "3 h ago", "Yesterday", "4 days ago", then a date."""
     seconds = (now - moment).total_seconds()
     if seconds < 60:
-        return "Just now"
+        return _("Just now")
     if seconds < 3600:
-        return f"{int(seconds // 60)} min ago"
+        return _("%(minutes)d min ago") % {"minutes": seconds // 60}
     if seconds < 24 * 3600:
-        return f"{int(seconds // 3600)} h ago"
+        return _("%(hours)d h ago") % {"hours": seconds // 3600}
     if seconds < 48 * 3600:
-        return "Yesterday"
+        return _("Yesterday")
     if seconds < 7 * 24 * 3600:
-        return f"{int(seconds // 86400)} days ago"
-    if moment.year == now.year:
-        return f"{moment.day} {moment:%b}"
-    return f"{moment.day} {moment:%b %Y}"
+        days = int(seconds // 86400)
+        return ngettext("%(days)d day ago", "%(days)d days ago", days) % {"days": days}
+    # Month names in the active language (Django's own catalogs).
+    return format_date(moment, "j M" if moment.year == now.year else "j M Y")
 
 
 def time_left(expires_at: datetime, now: datetime) -> str:
     seconds = (expires_at - now).total_seconds()
     if seconds <= 0:
-        return "Expired"
+        return _("Expired")
     if seconds < 3600:
-        return f"Expires in {max(1, int(seconds // 60))} min"
-    return f"Expires in {int(seconds // 3600)} h"
+        return _("Expires in %(minutes)d min") % {"minutes": max(1, seconds // 60)}
+    return _("Expires in %(hours)d h") % {"hours": seconds // 3600}
 
 
 def pretty_json(value: Any) -> str:
@@ -102,12 +107,12 @@ class ToolCallView:
     @property
     def state(self) -> str:
         if self.is_error:
-            return "Error"
+            return _("Error")
         if self.card is not None and self.card.status != "pending":
-            return CARD_STATES.get(self.card.status, "Done")
+            return str(CARD_STATES.get(self.card.status, _("Done")))
         if self.awaiting:
-            return "Awaits your confirmation"
-        return "Done" if self.finished else "Running…"
+            return _("Awaits your confirmation")
+        return _("Done") if self.finished else _("Running…")
 
     @property
     def is_long(self) -> bool:
@@ -143,11 +148,12 @@ class Block:
 
 
 EVENT_PHRASES = {
-    "confirmed": "The assistant was told that you confirmed “{title}”.",
-    "cancelled": "The assistant was told that you cancelled “{title}”.",
-    "expired": "The assistant was told that “{title}” expired without a decision.",
-    "failed": "The assistant was told that “{title}” could not be carried out.",
-    "outcome_unknown": "The assistant was told that “{title}” was interrupted and may or may not have been done.",
+    "confirmed": gettext_lazy("The assistant was told that you confirmed “{title}”."),
+    "cancelled": gettext_lazy("The assistant was told that you cancelled “{title}”."),
+    "expired": gettext_lazy("The assistant was told that “{title}” expired without a decision."),
+    "failed": gettext_lazy("The assistant was told that “{title}” could not be carried out."),
+    "outcome_unknown": gettext_lazy(
+        "The assistant was told that “{title}” was interrupted and may or may not have been done."),
 }
 
 
@@ -244,5 +250,6 @@ def blocks_of(messages, cards, *, titles: dict[str, str], now: datetime) -> list
 def _part(message) -> PartView:
     return PartView(
         id=str(message.client_id), html=render_markdown(message.content), status=message.status,
-        notice=message.notice or "",
+        # Notices are stored in English; the engine's own ones are in the catalog (assistant.loop).
+        notice=_(message.notice) if message.notice else "",
     )

@@ -9,6 +9,7 @@ from uuid import UUID
 
 from django.conf import settings
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 from assistant import selectors as assistant_selectors
 from assistant.models import ActionCard, Turn
@@ -86,7 +87,7 @@ def _uuid_or_none(raw: str) -> UUID | None:
 
 
 def _sidebar_item(thread: Thread, query: str, now: datetime) -> SidebarItem:
-    title = thread.title or "New conversation"
+    title = thread.title or str(_("New conversation"))
     return SidebarItem(
         id=str(thread.id), title=title, updated_at=thread.updated_at,
         when=presenters.relative_date(thread.updated_at, now),
@@ -136,11 +137,11 @@ def card_lifetime_hours() -> int:
 
 # What the data page says a staff member did, by kind of access.
 STAFF_ACCESS_WORDS = {
-    "conversation": "opened your conversation",
-    "turn": "looked into one of the assistant's replies to you",
-    "card": "looked at one of your confirmation cards",
-    "export": "downloaded an export of your data",
-    "erasure": "started erasing your data",
+    "conversation": _("a staff member opened your conversation"),
+    "turn": _("a staff member looked into one of the assistant's replies to you"),
+    "card": _("a staff member looked at one of your confirmation cards"),
+    "export": _("a staff member downloaded an export of your data"),
+    "erasure": _("a staff member started erasing your data"),
 }
 # The most recent ones on the page; the export lists them all.
 STAFF_ACCESS_SHOWN = 100
@@ -171,4 +172,4 @@ def _conversation_titles(member: Member, ids: list[str]) -> dict[str, str]:
     if not ids:
         return {}
     rows = conversation_selectors.threads_of(member).filter(id__in=set(ids)).values_list("id", "title")
-    return {str(thread_id): title or "Untitled" for thread_id, title in rows}
+    return {str(thread_id): title or str(_("Untitled")) for thread_id, title in rows}

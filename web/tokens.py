@@ -7,18 +7,20 @@ from django import forms
 from django.conf import settings
 from django.http import Http404
 from django.shortcuts import redirect, render
+from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_POST
 
 from organizations import tokens
 from web.members import member_required
 from web.views import shell_context, with_csp
 
-LIFETIMES = [(30, "30 days"), (90, "90 days"), (365, "1 year")]
+LIFETIMES = [(30, gettext_lazy("30 days")), (90, gettext_lazy("90 days")), (365, gettext_lazy("1 year"))]
 
 
 class NewTokenForm(forms.Form):
-    name = forms.CharField(max_length=80, required=False, label="Name (what uses it)")
-    days = forms.TypedChoiceField(choices=LIFETIMES, coerce=int, initial=settings.API_TOKEN_DAYS, label="Expires in")
+    name = forms.CharField(max_length=80, required=False, label=gettext_lazy("Name (what uses it)"))
+    days = forms.TypedChoiceField(choices=LIFETIMES, coerce=int, initial=settings.API_TOKEN_DAYS,
+                                  label=gettext_lazy("Expires in"))
 
 
 def _page(request, *, form=None, new_token: str = "", status: int = 200):
@@ -45,9 +47,10 @@ def token_create(request):
     if not form.is_valid():
         return _page(request, form=form, status=400)
     try:
-        _, raw = tokens.create_token(request.member, days=form.cleaned_data["days"], name=form.cleaned_data["name"])
+        _token, raw = tokens.create_token(request.member, days=form.cleaned_data["days"], name=form.cleaned_data["name"])
     except tokens.TooManyTokens:
-        form.add_error(None, f"You already hold {tokens.MAX_TOKENS_PER_PERSON} tokens here: revoke one first.")
+        form.add_error(None, _("You already hold %(count)d tokens here: revoke one first.") % {
+            "count": tokens.MAX_TOKENS_PER_PERSON})
         return _page(request, form=form, status=409)
     # Shown in this answer only: the database keeps its digest.
     response = _page(request, new_token=raw)

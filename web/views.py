@@ -13,6 +13,8 @@ from django.http import Http404
 from django.shortcuts import redirect, render
 from django.urls import reverse, reverse_lazy
 from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_http_methods
 
 from assistant.org_models import option_for_choice
@@ -22,23 +24,24 @@ from credits.selectors import credits_summary
 from organizations.api import SESSION_ORGANIZATION_KEY
 from organizations.members import memberships_of
 from web import selectors
+from web.language import LoginView
 from web.members import member_required
 
 EXAMPLES = [
-    "Search my notes for budget",
-    "Read my inbox",
-    "Create a note titled Groceries: milk, eggs and bread",
-    "Delete the note Groceries",
+    gettext_lazy("Search my notes for budget"),
+    gettext_lazy("Read my inbox"),
+    gettext_lazy("Create a note titled Groceries: milk, eggs and bread"),
+    gettext_lazy("Delete the note Groceries"),
 ]
 
 PROCESSING_DETAILS = {
-    "local": "The offline demo model runs inside this application, on this server: your messages are not "
-    "sent to any model provider.",
-    "CH": "Infomaniak AI Services, in Switzerland, processes each conversation to write the replies.",
-    "EU": "Claude, through Amazon Bedrock in the European Union (an EU inference profile), processes each "
-    "conversation to write the replies.",
-    "US": "Anthropic, in the United States, processes each conversation to write the replies. This "
-    "deployment was explicitly allowed to send data there.",
+    "local": gettext_lazy("The offline demo model runs inside this application, on this server: your messages "
+                          "are not sent to any model provider."),
+    "CH": gettext_lazy("Infomaniak AI Services, in Switzerland, processes each conversation to write the replies."),
+    "EU": gettext_lazy("Claude, through Amazon Bedrock in the European Union (an EU inference profile), processes "
+                       "each conversation to write the replies."),
+    "US": gettext_lazy("Anthropic, in the United States, processes each conversation to write the replies. This "
+                       "deployment was explicitly allowed to send data there."),
 }
 
 
@@ -62,9 +65,9 @@ def shell_context(request) -> dict:
     try:
         # The organization's model choice (the top bar and the data page follow it).
         option = option_for_choice(member.organization_id, organization.model_option if organization else "")
-        processing = {"label": option.processing_label, "location": option.location, "model": option.label}
+        processing = {"label": _(option.processing_label), "location": option.location, "model": option.label}
     except ImproperlyConfigured:
-        processing = {"label": "No model available", "location": "none", "model": ""}
+        processing = {"label": _("No model available"), "location": "none", "model": ""}
     return {
         "member": member,
         "organization": organization,
@@ -141,7 +144,7 @@ def data(request):
     location = context["processing"]["location"]
     return render(request, "web/data.html", {
         **context,
-        "processing_detail": PROCESSING_DETAILS.get(location, "No model is configured, so nothing is processed."),
+        "processing_detail": PROCESSING_DETAILS.get(location, _("No model is configured, so nothing is processed.")),
         "idle_days": settings.ASSISTANT_IDLE_PURGE_DAYS,
         "card_hours": selectors.card_lifetime_hours(),
         "export_url": "/api/me/export",
@@ -177,7 +180,7 @@ def organizations(request):
     })
 
 
-login = with_csp(auth_views.LoginView.as_view(
+login = with_csp(LoginView.as_view(
     template_name="registration/login.html",
     redirect_authenticated_user=True,
 ))

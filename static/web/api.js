@@ -2,6 +2,8 @@
 // Text from the model or a tool is only ever put in the page with textContent;
 // HTML comes only from this server's fragments, escaped and sanitized there.
 
+import { gettext, interpolate } from './i18n.js';
+
 const csrfToken = () => document.querySelector('meta[name="csrf-token"]')?.content ?? '';
 const organization = () => document.body.dataset.organization ?? '';
 
@@ -16,14 +18,14 @@ export async function api(method, url, body) {
       body: body === undefined ? undefined : JSON.stringify(body),
     });
   } catch {
-    return { ok: false, status: 0, data: { code: 'network', detail: 'The server could not be reached. Check your connection and try again.' } };
+    return { ok: false, status: 0, data: { code: 'network', detail: gettext('The server could not be reached. Check your connection and try again.') } };
   }
   let data = null;
   if (response.status !== 204) {
     try { data = await response.json(); } catch { data = null; }
   }
   if (!response.ok && !(data && typeof data.detail === 'string')) {
-    data = { code: `http_${response.status}`, detail: `Something went wrong (error ${response.status}). Please try again.` };
+    data = { code: `http_${response.status}`, detail: interpolate(gettext('Something went wrong (error %(status)s). Please try again.'), { status: response.status }) };
   }
   return { ok: response.ok, status: response.status, data };
 }

@@ -5,21 +5,22 @@
 // conversation (Markdown, sanitized) replaces the live version.
 
 import { api, el, fragment, parseFragment } from './api.js';
+import { gettext, interpolate } from './i18n.js';
 import { enhanceMessages } from './content.js';
 
 const ERRORS = {
-  credits_exhausted: 'Your organization has used all its credits for this month, so the assistant cannot reply. Credits renew on the 1st (UTC); an administrator can grant more.',
-  conversation_full: 'This conversation is full: it has reached the length the model can read. Start a new conversation to go on.',
-  conversation_busy: 'The assistant is still replying in this conversation. Wait for the reply to finish, then send your message again.',
+  credits_exhausted: gettext('Your organization has used all its credits for this month, so the assistant cannot reply. Credits renew on the 1st (UTC); an administrator can grant more.'),
+  conversation_full: gettext('This conversation is full: it has reached the length the model can read. Start a new conversation to go on.'),
+  conversation_busy: gettext('The assistant is still replying in this conversation. Wait for the reply to finish, then send your message again.'),
 };
-const HINT = 'Enter to send · Shift+Enter for a new line';
-const BUSY_HINT = 'The assistant is replying… Escape or Stop ends the reply; you can write your next message meanwhile.';
-const STOPPING_HINT = 'Stopping the reply…';
-const WAITING = 'Waiting for the assistant to start…';
+const HINT = gettext('Enter to send · Shift+Enter for a new line');
+const BUSY_HINT = gettext('The assistant is replying… Escape or Stop ends the reply; you can write your next message meanwhile.');
+const STOPPING_HINT = gettext('Stopping the reply…');
+const WAITING = gettext('Waiting for the assistant to start…');
 const ENDED = ['done', 'failed', 'cancelled'];
-const EDIT_HINT = 'Editing your last message: Enter resends it (the old one is kept as a previous version) · Escape cancels';
-const RECONNECTING = 'The connection to the server was lost. Reconnecting…';
-const ENDED_ANNOUNCEMENTS = { failed: 'The reply failed.', cancelled: 'You stopped the reply.' };
+const EDIT_HINT = gettext('Editing your last message: Enter resends it (the old one is kept as a previous version) · Escape cancels');
+const RECONNECTING = gettext('The connection to the server was lost. Reconnecting…');
+const ENDED_ANNOUNCEMENTS = { failed: gettext('The reply failed.'), cancelled: gettext('You stopped the reply.') };
 const TITLE_LENGTH = 60;
 
 const humanize = (name) => {
@@ -64,7 +65,7 @@ export function initChat() {
     state.busy = busy;
     if (!busy) state.turnId = '';
     send.disabled = sending;
-    sendLabel.textContent = busy ? 'Stop' : 'Send';
+    sendLabel.textContent = busy ? gettext('Stop') : gettext('Send');
     send.type = busy ? 'button' : 'submit';
     chat.classList.toggle('is-busy', busy);
     hint.textContent = busy ? BUSY_HINT : HINT;
@@ -134,12 +135,12 @@ export function initChat() {
     autosize();
     input.focus();
     if (!state.conversationId) startConversation(conversationId, text);
-    messages.append(el('article', { class: 'msg msg--user', 'aria-label': 'You' },
-      el('h2', { class: 'visually-hidden' }, 'You said'),
+    messages.append(el('article', { class: 'msg msg--user', 'aria-label': gettext('You') },
+      el('h2', { class: 'visually-hidden' }, gettext('You said')),
       el('div', { class: 'msg__bubble prose is-plain', 'data-message-id': messageId }, text)));
     liveBlock(turnId);
     toBottom();
-    announce('Message sent. The assistant is replying.');
+    announce(gettext('Message sent. The assistant is replying.'));
     tell('turn_started', turnId);
     follow(turnId);
     refreshSidebar();
@@ -166,7 +167,7 @@ export function initChat() {
     liveBlock(state.turnId);
     send.disabled = false; // now Stop
     toBottom();
-    announce(action === 'edit' ? 'Message resent. The assistant is replying.' : 'The assistant is replying again.');
+    announce(action === 'edit' ? gettext('Message resent. The assistant is replying.') : gettext('The assistant is replying again.'));
     tell('turn_started', state.turnId);
     follow(state.turnId);
   }
@@ -199,11 +200,11 @@ export function initChat() {
         reply.querySelector('[data-parts]').append(actions);
       }
       actions.append(el('button', { type: 'button', class: 'btn btn--ghost btn--small', 'data-redo': 'regenerate' },
-        'Regenerate'));
+        gettext('Regenerate')));
     }
     if (mine) {
       mine.append(el('button', { type: 'button', class: 'btn btn--ghost btn--small msg__edit', 'data-redo': 'edit' },
-        'Edit your message'));
+        gettext('Edit your message')));
     }
   }
 
@@ -214,7 +215,7 @@ export function initChat() {
     chat.querySelector('[data-welcome]')?.remove();
     const title = text.replace(/\s+/g, ' ').trim().slice(0, TITLE_LENGTH).trim();
     inner.prepend(el('h1', { class: 'chat__title' }, title));
-    document.title = `${title} · Assistant`;
+    document.title = `${title} · ${gettext('Assistant')}`;
   }
 
   // --- Following a turn --------------------------------------------------
@@ -222,8 +223,8 @@ export function initChat() {
   function liveBlock(turnId) {
     let block = byData(messages, 'turn-id', turnId);
     if (!block) {
-      block = el('article', { class: 'msg msg--assistant', 'data-turn-id': turnId, 'aria-label': 'Assistant' },
-        el('h2', { class: 'visually-hidden' }, 'The assistant replied'),
+      block = el('article', { class: 'msg msg--assistant', 'data-turn-id': turnId, 'aria-label': gettext('Assistant') },
+        el('h2', { class: 'visually-hidden' }, gettext('The assistant replied')),
         el('div', { class: 'msg__avatar', 'aria-hidden': 'true' }),
         el('div', { class: 'msg__body', 'data-parts': '' },
           el('p', { class: 'live-waiting', 'data-waiting': '' }, WAITING)));
@@ -254,12 +255,12 @@ export function initChat() {
         el('span', { class: 'tool__icon', 'aria-hidden': 'true' }),
         el('span', { class: 'tool__title' }, humanize(name)),
         el('code', { class: 'tool__name' }, name),
-        el('span', { class: 'tool__state', 'data-tool-state': '' }, 'Running…')),
+        el('span', { class: 'tool__state', 'data-tool-state': '' }, gettext('Running…'))),
       el('div', { class: 'tool__body' },
-        el('h4', { class: 'tool__label' }, 'Input'),
+        el('h4', { class: 'tool__label' }, gettext('Input')),
         el('pre', { class: 'code', 'data-tool-input': '' }, pretty(toolInput)),
-        el('h4', { class: 'tool__label' }, 'Result'),
-        el('p', { class: 'muted small', 'data-tool-result': '' }, 'Waiting for the result…')));
+        el('h4', { class: 'tool__label' }, gettext('Result')),
+        el('p', { class: 'muted small', 'data-tool-result': '' }, gettext('Waiting for the result…'))));
     tools.append(row);
     return row;
   }
@@ -288,7 +289,7 @@ export function initChat() {
         const awaiting = !data.isError && /"status":\s*"awaiting_confirmation"/.test(data.resultPreview);
         row.classList.toggle('tool--error', data.isError);
         row.classList.toggle('tool--proposed', awaiting);
-        row.querySelector('[data-tool-state]').textContent = data.isError ? 'Error' : awaiting ? 'Awaits your confirmation' : 'Done';
+        row.querySelector('[data-tool-state]').textContent = data.isError ? gettext('Error') : awaiting ? gettext('Awaits your confirmation') : gettext('Done');
         row.querySelector('[data-tool-result]').replaceWith(
           el('pre', { class: 'code', 'data-tool-result': '' }, pretty(data.resultPreview)));
       },
@@ -372,9 +373,9 @@ export function initChat() {
     const reply = [...messages.querySelectorAll('.msg--assistant')].pop();
     const text = [...(reply?.querySelectorAll('[data-text]') ?? [])].map((node) => node.textContent).join(' ')
       .replace(/\s+/g, ' ').trim();
-    if (!text) return 'The assistant replied.';
+    if (!text) return gettext('The assistant replied.');
     const sentence = text.match(/^[\s\S]{20,}?[.!?](?=\s|$)/)?.[0] ?? text;
-    return `The assistant replied: ${sentence.slice(0, 200)}`;
+    return interpolate(gettext('The assistant replied: %(sentence)s'), { sentence: sentence.slice(0, 200) });
   }
 
   async function refreshMessages() {
@@ -413,7 +414,9 @@ export function initChat() {
     const credits = response.data;
     pill.querySelector('[data-credits-value]').textContent = credits.remainingCredits;
     pill.classList.toggle('pill--empty', credits.remainingCredits <= 0);
-    document.querySelector('[data-credits-details]').textContent = `${credits.usedCredits} used, ${credits.reservedCredits} reserved of ${credits.grantedCredits} this month (${credits.month}, UTC)`;
+    document.querySelector('[data-credits-details]').textContent = interpolate(
+      gettext('%(used)s used, %(reserved)s reserved of %(granted)s this month (%(month)s, UTC)'),
+      { used: credits.usedCredits, reserved: credits.reservedCredits, granted: credits.grantedCredits, month: credits.month });
   }
 
   // --- Composer events ---------------------------------------------------

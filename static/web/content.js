@@ -4,22 +4,23 @@
 // Text only goes in with textContent; nothing here parses HTML.
 
 import { el } from './api.js';
+import { gettext, interpolate } from './i18n.js';
 
 const LONG_PX = 480; // taller than this: collapsed (CSS clamps at the same height)
 
 function enhanceCode(pre) {
   const language = pre.dataset.lang ?? '';
   const bar = el('div', { class: 'codeblock__bar' },
-    el('span', { class: 'codeblock__lang' }, language || 'Code'),
+    el('span', { class: 'codeblock__lang' }, language || gettext('Code')),
     el('button', { type: 'button', class: 'btn btn--ghost btn--small', 'data-copy': 'code' },
-      language ? `Copy ${language} code` : 'Copy code'));
+      language ? interpolate(gettext('Copy %(language)s code'), { language }) : gettext('Copy code')));
   const block = el('div', { class: 'codeblock' });
   pre.replaceWith(block);
   block.append(bar, pre);
 }
 
 function enhanceTable(table) {
-  const region = el('div', { class: 'table-scroll', tabindex: '0', role: 'region', 'aria-label': 'Table (scrolls sideways)' });
+  const region = el('div', { class: 'table-scroll', tabindex: '0', role: 'region', 'aria-label': gettext('Table (scrolls sideways)') });
   table.replaceWith(region);
   region.append(table);
 }
@@ -29,7 +30,7 @@ function enhanceReply(article) {
   const hasText = [...article.querySelectorAll('[data-text]')].some((node) => node.textContent.trim());
   if (!body || !hasText) return;
   body.append(el('div', { class: 'msg__actions' },
-    el('button', { type: 'button', class: 'btn btn--ghost btn--small', 'data-copy': 'reply' }, 'Copy reply')));
+    el('button', { type: 'button', class: 'btn btn--ghost btn--small', 'data-copy': 'reply' }, gettext('Copy reply'))));
 }
 
 function collapseIfLong(prose) {
@@ -39,7 +40,7 @@ function collapseIfLong(prose) {
   prose.after(el('button', {
     type: 'button', class: 'btn btn--ghost btn--small show-more', 'data-show-more': '', 'aria-expanded': 'false',
     'aria-controls': prose.id,
-  }, 'Show more'));
+  }, gettext('Show more')));
 }
 
 export function enhanceMessages(root) {
@@ -62,9 +63,9 @@ export function initContent() {
       const label = copy.textContent;
       try {
         await navigator.clipboard.writeText(copiedText(copy));
-        copy.textContent = 'Copied';
+        copy.textContent = gettext('Copied');
       } catch {
-        copy.textContent = 'Copy failed';
+        copy.textContent = gettext('Copy failed');
       }
       window.setTimeout(() => { copy.textContent = label; }, 2000);
       return;
@@ -74,7 +75,7 @@ export function initContent() {
       const prose = document.getElementById(more.getAttribute('aria-controls'));
       const open = prose.classList.toggle('is-clamped') === false;
       more.setAttribute('aria-expanded', String(open));
-      more.textContent = open ? 'Show less' : 'Show more';
+      more.textContent = open ? gettext('Show less') : gettext('Show more');
     }
   });
 }

@@ -2,13 +2,17 @@
 // Confirm and Cancel, long tool results, older conversations.
 
 import { api, fragment, parseFragment } from './api.js';
+import { gettext, interpolate } from './i18n.js';
 
-const CARD_STATES = { confirmed: 'Confirmed', cancelled: 'Cancelled', expired: 'Expired', failed: 'Failed',
-  outcome_unknown: 'Outcome unknown' };
+const CARD_STATES = { confirmed: gettext('Confirmed'), cancelled: gettext('Cancelled'), expired: gettext('Expired'),
+  failed: gettext('Failed'), outcome_unknown: gettext('Outcome unknown') };
+// What the live region says once a card is decided.
+const CARD_ANNOUNCEMENTS = { confirmed: gettext('Card confirmed.'), cancelled: gettext('Card cancelled.'),
+  expired: gettext('Card expired.'), failed: gettext('Card failed.'), outcome_unknown: gettext('Card outcome unknown.') };
 const CARD_ERRORS = {
-  stale: 'What this card would do has changed since it was proposed, so nothing was done. Ask the assistant again.',
-  expired: 'This card has expired, so nothing was done. Ask the assistant again if you still want it.',
-  decided: 'This card was already decided.',
+  stale: gettext('What this card would do has changed since it was proposed, so nothing was done. Ask the assistant again.'),
+  expired: gettext('This card has expired, so nothing was done. Ask the assistant again if you still want it.'),
+  decided: gettext('This card was already decided.'),
 };
 
 function initDrawer() {
@@ -81,7 +85,7 @@ function initDelete() {
     dialog.close();
     document.querySelector('[data-new-conversation]')?.focus();
     const status = document.querySelector('[data-announcer]');
-    if (status) status.textContent = 'Conversation deleted.';
+    if (status) status.textContent = gettext('Conversation deleted.');
   });
 }
 
@@ -111,8 +115,7 @@ async function decideCard(button) {
   }
   else buttons.forEach((node) => { node.disabled = false; });
   button.removeAttribute('aria-busy');
-  const outcome = CARD_STATES[shown.dataset.cardStatus];
-  announce([outcome ? `Card ${outcome.toLowerCase()}.` : '', problem].filter(Boolean).join(' '));
+  announce([CARD_ANNOUNCEMENTS[shown.dataset.cardStatus] ?? '', problem].filter(Boolean).join(' '));
   if (problem) {
     const slot = shown.querySelector('[data-card-error]');
     slot.textContent = problem;
@@ -155,7 +158,7 @@ function initClicks() {
       const collapsed = result.classList.toggle('is-collapsed');
       toggle.setAttribute('aria-expanded', String(!collapsed));
       if (!toggle.dataset.moreLabel) toggle.dataset.moreLabel = toggle.textContent.trim();
-      toggle.textContent = collapsed ? toggle.dataset.moreLabel : 'Show less';
+      toggle.textContent = collapsed ? toggle.dataset.moreLabel : gettext('Show less');
       return;
     }
     const more = event.target.closest('[data-sidebar-more]');
@@ -198,7 +201,7 @@ function initRename() {
     field.className = 'conv__rename';
     field.value = button.dataset.title;
     field.maxLength = 200;
-    field.setAttribute('aria-label', 'New title (Enter to save, Escape to cancel)');
+    field.setAttribute('aria-label', gettext('New title (Enter to save, Escape to cancel)'));
     link.hidden = true;
     item.prepend(field);
     field.focus();
@@ -214,15 +217,15 @@ function initRename() {
       const title = response.data.title;
       item.querySelector('[data-conversation-title]').textContent = title;
       button.dataset.title = title;
-      button.setAttribute('aria-label', `Rename “${title}”`);
+      button.setAttribute('aria-label', interpolate(gettext('Rename “%(title)s”'), { title }));
       item.querySelector('[data-delete-conversation]')?.setAttribute('data-title', title);
       if (document.querySelector('[data-chat]')?.dataset.conversationId === id) {
         const heading = document.querySelector('.chat__title');
         if (heading) heading.textContent = title;
-        document.title = `${title} · Assistant`;
+        document.title = `${title} · ${gettext('Assistant')}`;
       }
       close();
-      announce('Conversation renamed.');
+      announce(gettext('Conversation renamed.'));
     });
   });
 }
