@@ -177,7 +177,8 @@ def save_key(request):
         key = provider_key_save(request.member, provider=form.cleaned_data["provider"],
                                 plaintext=form.cleaned_data["key"])
     except KeyRefused as refusal:
-        return _refused(request, _("The provider refused this key (%(kind)s); it was not saved.") % {"kind": refusal.kind})
+        return _refused(request, _("The provider refused this key (%(kind)s); it was not saved.") % {
+            "kind": refusal.kind})
     messages.success(request, _("The %(provider)s key %(hint)s was saved.") % {
         "provider": key.get_provider_display(), "hint": key.hint})
     return redirect("web-organization")

@@ -7,6 +7,7 @@ from django import forms
 from django.conf import settings
 from django.http import Http404
 from django.shortcuts import redirect, render
+from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_POST
 
@@ -47,7 +48,8 @@ def token_create(request):
     if not form.is_valid():
         return _page(request, form=form, status=400)
     try:
-        _token, raw = tokens.create_token(request.member, days=form.cleaned_data["days"], name=form.cleaned_data["name"])
+        _token, raw = tokens.create_token(request.member, days=form.cleaned_data["days"],
+                                          name=form.cleaned_data["name"])
     except tokens.TooManyTokens:
         form.add_error(None, _("You already hold %(count)d tokens here: revoke one first.") % {
             "count": tokens.MAX_TOKENS_PER_PERSON})
