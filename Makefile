@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run serve test bench bench-compare bench-reservation loadtest lint clean
+.PHONY: run serve test messages bench bench-compare bench-reservation loadtest lint clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -22,6 +22,13 @@ serve: $(STAMP)
 
 test: $(STAMP)
 	scripts/test.sh
+
+# The translation catalogs (locale/): new strings added to the .po files, then compiled (needs gettext).
+MESSAGES_IGNORE = -i .venv -i .run -i staticfiles -i tests -i bench -i docs -i scripts -i locale
+messages: $(STAMP)
+	DEBUG=1 SECRET_KEY=messages $(PY) manage.py makemessages -a --no-location $(MESSAGES_IGNORE)
+	DEBUG=1 SECRET_KEY=messages $(PY) manage.py makemessages -d djangojs -a --no-location $(MESSAGES_IGNORE)
+	DEBUG=1 SECRET_KEY=messages $(PY) manage.py compilemessages --ignore .venv
 
 bench: $(STAMP)
 	$(PY) bench/run.py $(if $(WRITE),--write)

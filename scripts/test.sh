@@ -11,6 +11,8 @@ ensure_debian_packages() {
   ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing+=(postgresql)
   command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
   command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+  # msgfmt and xgettext: the test that the committed catalogs are complete and compiled.
+  command -v msgfmt >/dev/null 2>&1 || missing+=(gettext)
   if [ ${#missing[@]} -gt 0 ]; then
     echo "Installing Debian packages: ${missing[*]}"
     apt-get update -qq

@@ -128,8 +128,10 @@ class Browser:
         self.errors: list[str] = []
         self.dialogs: list[str] = []
 
-    def page(self, person=None, *, width=1280, height=820):
-        context = self.chromium.new_context(viewport={"width": width, "height": height}, base_url=self.url)
+    def page(self, person=None, *, width=1280, height=820, locale=None):
+        # `locale`: the browser's language (its Accept-Language), e.g. "de-CH".
+        options = {"locale": locale} if locale else {}
+        context = self.chromium.new_context(viewport={"width": width, "height": height}, base_url=self.url, **options)
         self.contexts.append(context)
         if person is not None:
             client = web_client(person)
