@@ -72,6 +72,18 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ),
     ("delete", re.compile(r"delete (?:the |my )?note (?:titled |called |named )?(?P<query>.+)", re.I | re.S)),
     ("read", re.compile(r"read (?:the |my )?note (?:titled |called |named )?(?P<query>.+)", re.I | re.S)),
+    # The chat page's examples as the German, French and Italian UI words them (locale/).
+    ("search", re.compile(r"notizen nach (?P<query>.+?) durchsuchen", re.I | re.S)),
+    ("search", re.compile(r"rechercher (?P<query>.+?) dans (?:mes |les )?notes", re.I | re.S)),
+    ("search", re.compile(r"cerca (?P<query>.+?) nelle (?:mie )?note", re.I | re.S)),
+    ("inbox", re.compile(r"posteingang (?:lesen|anzeigen)|boîte de réception|casella di posta", re.I)),
+    ("create", re.compile(
+        r"notiz (?:mit dem titel )?(?P<title>.+?) (?:erstellen|anlegen)(?:\s*:\s*(?P<body>.*))?$", re.I | re.S)),
+    ("create", re.compile(
+        r"(?:créer une|crea una) not[ae] (?:intitulée |intitolata )?(?P<title>.+?)(?:\s*:\s*(?P<body>.*))?$",
+        re.I | re.S)),
+    ("delete", re.compile(r"notiz (?P<query>.+?) löschen", re.I | re.S)),
+    ("delete", re.compile(r"(?:supprimer|elimina) (?:la )?not[ae] (?P<query>.+)", re.I | re.S)),
 ]
 _EVENTS_BLOCK = re.compile(r"<application_events>.*?</application_events>", re.S)
 
@@ -188,7 +200,7 @@ def _last_calls(history: list) -> dict[str, str]:
 
 
 def _clean(value: str) -> str:
-    return value.strip().rstrip(".!?").strip().strip("\"'“”").strip()
+    return value.strip().rstrip(".!?").strip().strip("\"'“”„«» \u00a0").strip()
 
 
 def _subject(body: str) -> str:

@@ -259,3 +259,19 @@ def test_no_pause_when_the_delay_is_zero(settings, monkeypatch):
     run([UserText("hello")])
 
     assert slept == []
+
+
+
+@pytest.mark.parametrize("language", ["de", "fr", "it"])
+def test_the_chat_pages_examples_work_in_each_language(language):
+    """The chat page's examples, as the catalogs word them, ask for what they ask in English."""
+    from django.utils import translation
+
+    from web.views import EXAMPLES
+
+    english = [offline.parse_intent(str(example)) for example in EXAMPLES]
+    with translation.override(language):
+        translated = [offline.parse_intent(str(example)) for example in EXAMPLES]
+    assert all(intent is not None for intent in english + translated)
+    assert [(i.action, sorted(i.args)) for i in translated] == [(i.action, sorted(i.args)) for i in english]
+    assert all(value and value[0] not in "„«“\"" for intent in translated for value in intent.args.values())
