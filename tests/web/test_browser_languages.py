@@ -2,7 +2,10 @@
 in the header and kept across a login elsewhere; the script's own strings
 (Stop, the live region, a card's outcome) in German too; axe-core on each state."""
 
+import gettext
+
 import pytest
+from django.conf import settings
 from django.utils import translation
 
 from organizations.models import PersonPreferences
@@ -20,6 +23,13 @@ def de(text: str) -> str:
     return result
 
 
+def de_js(text: str) -> str:
+    """`text` in German from the browser script's catalog (djangojs)."""
+    result = gettext.translation("djangojs", settings.LOCALE_PATHS[0], languages=["de"]).gettext(text)
+    assert result != text, f"{text!r} is not translated into German (djangojs)"
+    return result
+
+
 def test_a_german_browser_gets_the_german_ui_and_its_script_speaks_german(browser, owner):
     page = browser.page(owner, locale="de-CH")
     page.goto("/")
@@ -31,13 +41,13 @@ def test_a_german_browser_gets_the_german_ui_and_its_script_speaks_german(browse
     composer.fill("hello")
     composer.press("Enter")
     # Strings of the script (static/web/*.js, the djangojs catalog) while the reply runs and after.
-    page.get_by_role("button", name=de("Stop")).or_(page.get_by_role("button", name=de("Send"))).wait_for()
+    page.get_by_role("button", name=de_js("Stop")).or_(page.get_by_role("button", name=de("Send"))).wait_for()
     wait_for_reply(page)
     assert page.locator("[data-send-label]").text_content() == de("Send")
     page.wait_for_function("(prefix) => document.querySelector('[data-announcer]').textContent.startsWith(prefix)",
-                           arg=de("The assistant replied: %(sentence)s").split("%(")[0])
+                           arg=de_js("The assistant replied: %(sentence)s").split("%(")[0])
     page.locator(".msg--assistant [data-copy]").first.wait_for()
-    assert page.locator(".msg--assistant [data-copy]").first.text_content() == de("Copy reply")
+    assert page.locator(".msg--assistant [data-copy]").first.text_content() == de_js("Copy reply")
     assert_accessible(page, "German, after a reply")
     assert browser.errors == []
 
@@ -57,7 +67,7 @@ def test_the_choice_in_the_header_is_kept_and_follows_the_person(browser, owner)
     assert card.get_by_role("button", name=de("Confirm")).is_visible()
     card.get_by_role("button", name=de("Cancel")).click()
     page.wait_for_function("(text) => document.querySelector('[data-announcer]').textContent.includes(text)",
-                           arg=de("Card cancelled."))
+                           arg=de_js("Card cancelled."))
     assert_accessible(page, "German, a decided card")
     browser.shot(page, "german-conversation")
 
