@@ -54,7 +54,8 @@ class ConversationPage:
 
 
 def tool_titles() -> dict[str, str]:
-    return {tool.name: tool.title for tool in all_tools()}
+    # Titles are declared in English (the MCP server serves them so); shown translated.
+    return {tool.name: str(_(tool.title)) for tool in all_tools()}
 
 
 def sidebar(member: Member, *, pages: int = 1, query: str = "", current_id: str = "",
