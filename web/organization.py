@@ -6,6 +6,7 @@ organizations.services; each POST redirects back (or answers 400)."""
 
 from dataclasses import dataclass
 from datetime import datetime
+from functools import wraps
 
 from django import forms
 from django.contrib import messages
@@ -13,6 +14,7 @@ from django.http import Http404, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_POST
 
 from assistant import exports
@@ -149,110 +151,102 @@ def organization(request):
     return _page(request)
 
 
-@require_POST
-@member_required
-@with_csp
-def choose_model(request):
-    admin_only(request.member)
-    form = ModelForm(request.POST)
-    try:
-        if not form.is_valid():
-            raise ModelNotAllowed
-        model_choose(request.member, option_id=form.cleaned_data["option"])
-    except ModelNotAllowed:
-        return _refused(request, _("That model is not among the ones this deployment allows."))
-    messages.success(request, _("The model was changed."))
-    return redirect("web-organization")
+class Refused(Exception):
+    """An organization page action that can't be done: the page again, with why (400)."""
+
+    def __init__(self, text: str):
+        super().__init__(text)
+        self.text = text
 
 
-@require_POST
-@member_required
-@with_csp
-def save_key(request):
-    admin_only(request.member)
-    form = KeyForm(request.POST)
+def admin_action(view):
+    """A form of the organization page: admins only; the view returns the text that
+    says it was done (the page again, via a redirect) or raises Refused; a member
+    of another organization is not found."""
+
+    @require_POST
+    @member_required
+    @with_csp
+    @wraps(view)
+    def wrapper(request, *args, **kwargs):
+        admin_only(request.member)
+        try:
+            done = view(request, *args, **kwargs)
+        except Membership.DoesNotExist:
+            raise Http404("No such member.") from None
+        except Refused as refusal:
+            return _refused(request, refusal.text)
+        messages.success(request, done)
+        return redirect("web-organization")
+
+    return wrapper
+
+
+def _valid(form: forms.Form, refusal: str) -> dict:
     if not form.is_valid():
-        return _refused(request, _("Choose a provider and paste its key."))
+        raise Refused(refusal)
+    return form.cleaned_data
+
+
+CAP_REFUSED = gettext_lazy("A cap is a whole number of credits (or empty for none).")
+
+
+@admin_action
+def choose_model(request) -> str:
+    refusal = _("That model is not among the ones this deployment allows.")
     try:
-        key = provider_key_save(request.member, provider=form.cleaned_data["provider"],
-                                plaintext=form.cleaned_data["key"])
+        model_choose(request.member, option_id=_valid(ModelForm(request.POST), refusal)["option"])
+    except ModelNotAllowed:
+        raise Refused(refusal) from None
+    return _("The model was changed.")
+
+
+@admin_action
+def save_key(request) -> str:
+    data = _valid(KeyForm(request.POST), _("Choose a provider and paste its key."))
+    try:
+        key = provider_key_save(request.member, provider=data["provider"], plaintext=data["key"])
     except KeyRefused as refusal:
-        return _refused(request, _("The provider refused this key (%(kind)s); it was not saved.") % {
-            "kind": refusal.kind})
-    messages.success(request, _("The %(provider)s key %(hint)s was saved.") % {
-        "provider": key.get_provider_display(), "hint": key.hint})
-    return redirect("web-organization")
+        raise Refused(_("The provider refused this key (%(kind)s); it was not saved.") % {
+            "kind": refusal.kind}) from None
+    return _("The %(provider)s key %(hint)s was saved.") % {"provider": key.get_provider_display(), "hint": key.hint}
 
 
-@require_POST
-@member_required
-@with_csp
-def remove_key(request, provider: str):
-    admin_only(request.member)
+@admin_action
+def remove_key(request, provider: str) -> str:
     if not provider_key_remove(request.member, provider=provider):
         raise Http404("No such key.")
-    messages.success(request, _("The key was removed."))
-    return redirect("web-organization")
+    return _("The key was removed.")
 
 
-@require_POST
-@member_required
-@with_csp
-def default_cap(request):
-    admin_only(request.member)
-    form = CapForm(request.POST)
-    if not form.is_valid():
-        return _refused(request, _("A cap is a whole number of credits (or empty for none)."))
-    default_cap_set_by_admin(request.member, credits=form.cleaned_data["credits"])
-    messages.success(request, _("The default cap was changed."))
-    return redirect("web-organization")
+@admin_action
+def default_cap(request) -> str:
+    credits = _valid(CapForm(request.POST), CAP_REFUSED)["credits"]
+    default_cap_set_by_admin(request.member, credits=credits)
+    return _("The default cap was changed.")
 
 
-@require_POST
-@member_required
-@with_csp
-def member_cap(request, user_id: int):
-    admin_only(request.member)
-    form = CapForm(request.POST)
-    if not form.is_valid():
-        return _refused(request, _("A cap is a whole number of credits (or empty for none)."))
+@admin_action
+def member_cap(request, user_id: int) -> str:
+    credits = _valid(CapForm(request.POST), CAP_REFUSED)["credits"]
+    member_cap_set_by_admin(request.member, user_id=user_id, credits=credits)
+    return _("The cap was changed.")
+
+
+@admin_action
+def suspend(request, user_id: int) -> str:
+    reason = _valid(SuspendForm(request.POST), _("A suspension needs a reason."))["reason"]
     try:
-        member_cap_set_by_admin(request.member, user_id=user_id, credits=form.cleaned_data["credits"])
-    except Membership.DoesNotExist:
-        raise Http404("No such member.") from None
-    messages.success(request, _("The cap was changed."))
-    return redirect("web-organization")
-
-
-@require_POST
-@member_required
-@with_csp
-def suspend(request, user_id: int):
-    admin_only(request.member)
-    form = SuspendForm(request.POST)
-    if not form.is_valid():
-        return _refused(request, _("A suspension needs a reason."))
-    try:
-        member_suspend(request.member, user_id=user_id, reason=form.cleaned_data["reason"])
-    except Membership.DoesNotExist:
-        raise Http404("No such member.") from None
+        member_suspend(request.member, user_id=user_id, reason=reason)
     except CannotSuspendSelf:
-        return _refused(request, _("You can't suspend yourself."))
-    messages.success(request, _("The member was suspended."))
-    return redirect("web-organization")
+        raise Refused(_("You can't suspend yourself.")) from None
+    return _("The member was suspended.")
 
 
-@require_POST
-@member_required
-@with_csp
-def restore(request, user_id: int):
-    admin_only(request.member)
-    try:
-        member_restore(request.member, user_id=user_id)
-    except Membership.DoesNotExist:
-        raise Http404("No such member.") from None
-    messages.success(request, _("The suspension was lifted."))
-    return redirect("web-organization")
+@admin_action
+def restore(request, user_id: int) -> str:
+    member_restore(request.member, user_id=user_id)
+    return _("The suspension was lifted.")
 
 
 @require_GET
