@@ -1,6 +1,10 @@
 import os
 
 from celery import Celery, signals
+from kombu.transport import TRANSPORT_ALIASES
+
+# `filesystem://` is our folder broker, which writes each message whole (config/broker.py).
+TRANSPORT_ALIASES["filesystem"] = "config.broker:Transport"
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
