@@ -13,6 +13,7 @@ from assistant.loop import run_turn
 from assistant.models import Turn
 from conversations.models import Message, Thread
 from organizations.members import MemberTerms, resolve_member
+from organizations.models import Organization
 from tests.assistant.conftest import PRICED_OPTION, Clock
 from tests.fakes.scripted import ScriptedClient, call, say
 
@@ -28,6 +29,8 @@ SUBMISSION = 9 + TRANSACTION
 # A Member made without the guard's terms (a worker, a script) reads them: the
 # model choice and the cap, one query each.
 TERMS_READ = 2
+# An organization that chose its model: its own keys, to check the choice is still allowed.
+CHOICE_CHECK = 1
 # Claim, the turn, the member, the history (2); the Stop check before the model
 # call (issue 17); the reply (one INSERT: a quick step's text is written once);
 # the finish: turn lock and row, thread, settlement (account, holds, account,
@@ -96,6 +99,16 @@ def test_the_whole_chat_request_adds_only_the_token_and_the_guard(owner, convers
         response = owner.client.post("/api/chat", {"message": "Next question", "conversationId": str(thread_id)},
                                      format="json")
     assert response.status_code == 202, response.content
+
+
+def test_an_organizations_model_choice_is_checked_with_one_query_more(owner, conversation,
+                                                                     django_assert_num_queries):
+    thread_id = conversation(0)
+    Organization.objects.filter(pk=owner.organization.pk).update(model_option="offline")
+    member = resolve_member(owner.user, None)
+    with django_assert_num_queries(SUBMISSION + CHOICE_CHECK):
+        submitted = chat_submit(member, message="Next question", conversation_id=thread_id)
+    assert Turn.objects.get(id=submitted.turn_id).model_option == "offline"
 
 
 def test_a_member_without_the_guards_terms_reads_them(owner, conversation, django_assert_num_queries):
