@@ -27,7 +27,7 @@ from django.utils import timezone
 
 from credits.models import CreditAccount, LedgerEntry
 from credits.money import current_month, micros_from_credits
-from organizations.members import Member, MemberTerms
+from organizations.members import Member, cap_that_applies
 from organizations.models import Membership, Organization
 
 Kind = LedgerEntry.Kind
@@ -279,7 +279,7 @@ def member_cap_micros(organization_id: int, user_id: int) -> int | None:
     if caps is None:
         return None
     own, default = caps
-    return _micros_or_none(MemberTerms(model_choice="", own_cap_credits=own, default_cap_credits=default).cap_credits)
+    return _micros_or_none(cap_that_applies(own, default))
 
 
 def _micros_or_none(credits: int | None) -> int | None:

@@ -30,8 +30,12 @@ class MemberTerms:
 
     @property
     def cap_credits(self) -> int | None:
-        """The cap that applies: the person's own, else the organization's default, else none."""
-        return self.own_cap_credits if self.own_cap_credits is not None else self.default_cap_credits
+        return cap_that_applies(self.own_cap_credits, self.default_cap_credits)
+
+
+def cap_that_applies(own_credits: int | None, default_credits: int | None) -> int | None:
+    """A person's monthly cap in credits: their own, else the organization's default, else none."""
+    return own_credits if own_credits is not None else default_credits
 
 
 @dataclass(frozen=True)

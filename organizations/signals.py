@@ -16,6 +16,9 @@ from django.dispatch import receiver
 from organizations.models import Membership
 from organizations.tokens import delete_tokens_in
 
+# The fields that say whose membership in which organization it is (names and attnames).
+PAIR_FIELDS = {"user", "user_id", "organization", "organization_id"}
+
 
 @receiver(post_delete, sender=Membership, dispatch_uid="membership_removed_deletes_its_tokens")
 def membership_removed_deletes_its_tokens(sender, instance: Membership, **kwargs) -> None:
@@ -23,10 +26,13 @@ def membership_removed_deletes_its_tokens(sender, instance: Membership, **kwargs
 
 
 @receiver(pre_save, sender=Membership, dispatch_uid="membership_moved_deletes_its_tokens")
-def membership_moved_deletes_its_tokens(sender, instance: Membership, update_fields=None, **kwargs) -> None:
+def membership_moved_deletes_its_tokens(sender, instance: Membership, update_fields=None, raw=False,
+                                        **kwargs) -> None:
     """An existing membership given another person or organization (the admin's
-    form allows it) is the removal of the old pair: its tokens go too."""
-    if instance.pk is None or (update_fields is not None and not {"user", "organization"} & set(update_fields)):
+    form allows it) is the removal of the old pair: its tokens go too. One
+    query, on a save that may move it (not a fixture's, nor one limited to
+    other fields, like a cap's or a suspension's)."""
+    if raw or instance.pk is None or (update_fields is not None and not PAIR_FIELDS & set(update_fields)):
         return
     before = Membership.objects.filter(pk=instance.pk).values_list("organization_id", "user_id").first()
     if before is not None and before != (instance.organization_id, instance.user_id):
