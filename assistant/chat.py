@@ -18,7 +18,7 @@ from django.utils import timezone
 from assistant.cards import events_for_next_turn
 from assistant.history import history_bytes, load_history, uses_window
 from assistant.models import Turn
-from assistant.org_models import option_for_organization
+from assistant.org_models import option_for_member
 from conversations.models import Message, Thread
 from conversations.selectors import thread_get_for_member
 from conversations.services import ConversationBusy, message_append, thread_create
@@ -47,7 +47,7 @@ def chat_submit(member: Member, *, message: str, conversation_id: UUID | None) -
     """Raises ConversationNotFound, ConversationBusy, ConversationFull,
     MemberCapReached or CreditsExhausted (nothing written) or QueueUnavailable
     (all undone); ImproperlyConfigured when the organization's model can't be used."""
-    option = option_for_organization(member.organization_id)
+    option = option_for_member(member)
     enqueue_error: list[Exception] = []
     created_thread = conversation_id is None
     # The turn id marks the messages the application writes for this turn:
@@ -97,7 +97,7 @@ def chat_edit(member: Member, *, conversation_id: UUID, message: str) -> Submitt
 
 
 def _redo(member: Member, *, conversation_id: UUID, new_text: str | None) -> SubmittedTurn:
-    option = option_for_organization(member.organization_id)
+    option = option_for_member(member)
     enqueue_error: list[Exception] = []
     with transaction.atomic():
         thread = _thread_for_chat(member, conversation_id)

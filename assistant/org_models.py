@@ -86,6 +86,16 @@ def option_for_organization(organization_id: int) -> ModelOption:
     return option_for_choice(organization_id, chosen)
 
 
+def option_for_member(member: Member) -> ModelOption:
+    """As option_for_organization, for the request's organization: on the
+    choice the guard read with the membership (no query), or, for a Member
+    made without it, read now. The worker re-checks the option's residency
+    rules when it opens the turn's client (providers.client_for)."""
+    if member.terms is None:
+        return option_for_organization(member.organization_id)
+    return option_for_choice(member.organization_id, member.terms.model_choice)
+
+
 def option_for_choice(organization_id: int, chosen: str) -> ModelOption:
     """As option_for_organization, for a caller that has read the organization's choice."""
     if not chosen:

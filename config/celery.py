@@ -42,6 +42,9 @@ app.conf.beat_schedule = {
         "task": "assistant.purge_staff_accesses", "schedule": 24 * 60 * MINUTE,
         "options": {"expires": 24 * 60 * MINUTE},
     },
+    "purge-expired-tokens": {
+        "task": "organizations.purge_expired_tokens", "schedule": 60 * MINUTE, "options": {"expires": 60 * MINUTE},
+    },
 }
 
 

@@ -226,6 +226,8 @@ KNOX_TOKEN_MODEL = "organizations.ApiToken"  # noqa: S105 - a model name
 MIGRATION_MODULES = {"knox": None}
 API_TOKEN_DAYS = env_int("API_TOKEN_DAYS", 90, minimum=1)
 REST_KNOX = {"TOKEN_TTL": timedelta(days=API_TOKEN_DAYS), "AUTH_HEADER_PREFIX": "Bearer"}
+# Expired tokens deleted per transaction by the hourly purge (organizations.purge_expired_tokens).
+API_TOKEN_PURGE_BATCH_SIZE = env_int("API_TOKEN_PURGE_BATCH_SIZE", 500, minimum=1)
 
 # Requests per person (per client address when anonymous), "N/second|minute|hour|day".
 THROTTLE_RATES = {

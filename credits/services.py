@@ -27,7 +27,7 @@ from django.utils import timezone
 
 from credits.models import CreditAccount, LedgerEntry
 from credits.money import current_month, micros_from_credits
-from organizations.members import Member
+from organizations.members import Member, cap_that_applies
 from organizations.models import Membership, Organization
 
 Kind = LedgerEntry.Kind
@@ -113,7 +113,9 @@ def credits_reserve(
         check_covers(account, needed)
         # Under the same account lock: one person's concurrent starts (and the
         # holds of their running turns) read their spending one after another.
-        check_member_cap(account, member.user_id, needed)
+        # The cap itself may come from the request's guard (a setting, not a
+        # counter: the race is on the spending, read here under the lock).
+        check_member_cap(account, member.user_id, needed, cap_micros=member_cap_for(member))
         _record(
             account,
             kind=Kind.RESERVE,
@@ -155,7 +157,10 @@ def credits_reserve_more(*, turn_id: UUID, micros: int, job: str = "run_turn") -
         if closed:
             raise ReservationNotFound(f"turn {turn_id} is already closed")
         check_covers(account, micros)
-        check_member_cap(account, person_id, micros)
+        if person_id is not None:
+            # Read again at every hold: an admin may have lowered the cap since the turn started.
+            check_member_cap(account, person_id, micros,
+                             cap_micros=member_cap_micros(account.organization_id, person_id))
         _record(account, kind=Kind.EXTEND, now=now, turn_id=turn_id, reserved_delta=micros, job=job,
                 reason="upper bound of the next model call")
     return held + micros
@@ -274,8 +279,20 @@ def member_cap_micros(organization_id: int, user_id: int) -> int | None:
     if caps is None:
         return None
     own, default = caps
-    cap = own if own is not None else default
-    return None if cap is None else micros_from_credits(cap)
+    return _micros_or_none(cap_that_applies(own, default))
+
+
+def _micros_or_none(credits: int | None) -> int | None:
+    return None if credits is None else micros_from_credits(credits)
+
+
+def member_cap_for(member: Member) -> int | None:
+    """The cap in micros of the request's person: the one the guard read with
+    the membership (no query), or, for a Member made without it (a worker, a
+    script, a test), the row's (one query)."""
+    if member.terms is None:
+        return member_cap_micros(member.organization_id, member.user_id)
+    return _micros_or_none(member.terms.cap_credits)
 
 
 def member_spent_micros(account_id: int, user_id: int) -> int:
@@ -288,17 +305,16 @@ def member_spent_micros(account_id: int, user_id: int) -> int:
     return total or 0
 
 
-def check_member_cap(account: CreditAccount, user_id: int | None, needed_micros: int) -> None:
-    """Raise MemberCapReached unless the person's cap covers `needed_micros`
-    more. Call it under the account's lock (see credits_reserve)."""
-    if user_id is None:
-        return
-    cap = member_cap_micros(account.organization_id, user_id)
-    if cap is None:
+def check_member_cap(account: CreditAccount, user_id: int, needed_micros: int, *, cap_micros: int | None) -> None:
+    """Raise MemberCapReached unless the person's cap (`cap_micros`, None: no
+    cap) covers `needed_micros` more. Call it under the account's lock: the
+    spending is read here (see credits_reserve)."""
+    if cap_micros is None:
         return
     spent = member_spent_micros(account.pk, user_id)
-    if spent + needed_micros > cap:
-        raise MemberCapReached(month=account.month, cap_micros=cap, spent_micros=spent, needed_micros=needed_micros)
+    if spent + needed_micros > cap_micros:
+        raise MemberCapReached(month=account.month, cap_micros=cap_micros, spent_micros=spent,
+                               needed_micros=needed_micros)
 
 
 # --- Grant ----------------------------------------------------------------------

@@ -6,7 +6,7 @@ class OrganizationsConfig(AppConfig):
     name = "organizations"
 
     def ready(self) -> None:
-        from organizations import access_log
+        from organizations import access_log, signals  # noqa: F401 - connects the receivers
 
         # The staff access log's part of a person's export and erasure.
         access_log.register()

@@ -4,9 +4,38 @@ Every service and selector of the product takes a `Member` first: it is the
 proof that this user belongs to this organization, resolved once per request.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from organizations.models import Membership
+
+
+@dataclass(frozen=True)
+class MemberTerms:
+    """What the person's turns in this organization run under, read by the
+    guard's one query along with the membership (and its organization), so a
+    submission does not read those rows again.
+
+    As fresh as the request: a submission uses them (the model its turn is
+    queued on, the cap its start reservation is checked against), while the
+    worker re-reads the cap at every hold before a model call and re-checks
+    the model's residency rules when it opens the client. Never keep a Member
+    carrying terms beyond the request that resolved it."""
+
+    # The organization's model option ("": the deployment's ASSISTANT_MODEL).
+    model_choice: str
+    # The person's own monthly cap in credits, and the organization's default
+    # for members without one (None: no cap).
+    own_cap_credits: int | None
+    default_cap_credits: int | None
+
+    @property
+    def cap_credits(self) -> int | None:
+        return cap_that_applies(self.own_cap_credits, self.default_cap_credits)
+
+
+def cap_that_applies(own_credits: int | None, default_credits: int | None) -> int | None:
+    """A person's monthly cap in credits: their own, else the organization's default, else none."""
+    return own_credits if own_credits is not None else default_credits
 
 
 @dataclass(frozen=True)
@@ -15,6 +44,10 @@ class Member:
     user_id: int
     role: str
     organization_slug: str = ""
+    # None when this Member was not made by the guard from a membership row (a
+    # worker, an MCP token's claims, a script): the services then read the rows.
+    # Not part of a Member's identity (equality, hash).
+    terms: MemberTerms | None = field(default=None, compare=False)
 
     @property
     def is_admin(self) -> bool:
@@ -39,11 +72,19 @@ class MembershipSuspended(Exception):
 
 
 def member_from_membership(membership: Membership) -> Member:
+    """The Member of a membership read with its organization (`select_related`):
+    no further query, the terms included."""
+    organization = membership.organization
     return Member(
         organization_id=membership.organization_id,
         user_id=membership.user_id,
         role=membership.role,
-        organization_slug=membership.organization.slug,
+        organization_slug=organization.slug,
+        terms=MemberTerms(
+            model_choice=organization.model_option,
+            own_cap_credits=membership.monthly_cap_credits,
+            default_cap_credits=organization.default_member_cap_credits,
+        ),
     )
 
 

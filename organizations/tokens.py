@@ -6,7 +6,9 @@ once, at creation. `Authorization: Bearer …` and `Authorization: Token …` ar
 both accepted. A token acts in its own organization only (organizations/api.py).
 """
 
-from datetime import timedelta
+import logging
+import time
+from datetime import datetime, timedelta
 from uuid import UUID
 
 from django.conf import settings
@@ -22,6 +24,8 @@ from rest_framework.authentication import get_authorization_header
 
 from organizations.members import Member
 from organizations.models import ApiToken
+
+logger = logging.getLogger("organizations.tokens")
 
 ACCEPTED_PREFIXES = (b"bearer", b"token")
 MAX_TOKEN_DAYS = 366
@@ -106,3 +110,37 @@ def revoke_token(member: Member, public_id: UUID) -> None:
 def delete_tokens_of_user(user_id: int) -> int:
     """Every API token of the person, in every organization (erasure). Returns how many."""
     return ApiToken.objects.filter(user_id=user_id).delete()[0]
+
+
+def delete_tokens_in(*, organization_id: int, user_id: int) -> int:
+    """Every API token of the person in one organization (their membership
+    there is removed: a token must not come back to life if they are added
+    again). Returns how many."""
+    return ApiToken.objects.filter(organization_id=organization_id, user_id=user_id).delete()[0]
+
+
+def expired_tokens_purge(*, now: datetime | None = None, batch_size: int | None = None) -> int:
+    """Delete the expired API tokens, one transaction per batch (a long purge
+    never holds the table). Returns how many; logs counts only.
+
+    knox deletes an expired token when it is presented again; this removes
+    the ones nobody presents. Two runs at once are harmless: each deletes by
+    digest what it found, and counts only what it deleted.
+    """
+    started = time.monotonic()
+    now = now or timezone.now()
+    batch_size = batch_size or settings.API_TOKEN_PURGE_BATCH_SIZE
+    deleted = batches = 0
+    while True:
+        with transaction.atomic():
+            digests = list(ApiToken.objects.filter(expiry__lt=now).order_by("pk").values_list("pk", flat=True)[
+                :batch_size])
+            if not digests:
+                break
+            deleted += ApiToken.objects.filter(pk__in=digests).delete()[0]
+        batches += 1
+    logger.info("job_finished", extra={
+        "job": "purge_expired_tokens", "deleted": deleted, "batches": batches,
+        "duration_ms": round((time.monotonic() - started) * 1000),
+    })
+    return deleted

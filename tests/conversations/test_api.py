@@ -314,8 +314,10 @@ def test_delete_while_responding_is_409(owner):
 
 
 def test_a_person_without_organization_gets_403_no_organization(owner):
-    Membership.objects.filter(user=owner.user).delete()
-    response = owner.client.get(LIST_URL)
+    Membership.objects.filter(user=owner.user).delete()  # their tokens with it: the session still opens
+    session = APIClient()
+    session.force_login(owner.user)
+    response = session.get(LIST_URL)
     assert response.status_code == 403
     assert response.json()["code"] == "no_organization"
 

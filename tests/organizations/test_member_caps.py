@@ -9,16 +9,18 @@ import pytest
 from django.core.management import CommandError, call_command
 from rest_framework.test import APIClient
 
+from assistant.chat import chat_submit
 from assistant.clients.base import Usage
-from assistant.loop import CAP_NOTICE
+from assistant.loop import CAP_NOTICE, run_turn
 from assistant.models import Turn
 from conversations.models import Message, Thread
 from credits.models import CreditAccount, LedgerEntry
 from credits.money import micros_from_credits
 from credits.selectors import credits_audit_mismatches
-from credits.services import member_spent_micros
+from credits.services import MemberCapReached, member_spent_micros
+from organizations.members import resolve_member
 from organizations.models import Membership, Organization, OrganizationChange
-from tests.assistant.conftest import play
+from tests.assistant.conftest import PRICED_OPTION, Clock, play
 from tests.conftest import make_person
 from tests.fakes.scripted import ScriptedClient, call
 from tests.races import race
@@ -83,6 +85,36 @@ def test_a_turn_stops_at_the_cap_before_a_call_it_would_not_cover(owner, acme):
     assert member_spent_micros(CreditAccount.objects.get().pk, owner.user.id) <= micros_from_credits(10)
     assert LedgerEntry.objects.filter(turn_id=turn.id, kind="extend").exists()
     assert credits_audit_mismatches() == []
+
+
+def test_a_cap_lowered_after_the_submission_stops_the_turn_at_its_next_hold(owner, acme, settings):
+    """The submission checks the cap the request's guard read (Member.terms);
+    the worker reads the row again before each call it must hold more for."""
+    settings.CREDITS_RESERVATION = 0  # the first call's bound is held before it: the worker's check
+    member = resolve_member(owner.user, None)
+    assert member.terms.cap_credits is None
+    submitted = chat_submit(member, message="Hello", conversation_id=None)
+    Turn.objects.filter(id=submitted.turn_id).update(model_option=PRICED_OPTION)
+    set_cap(owner, 0)  # an admin stops the person while the turn waits in the queue
+    client = ScriptedClient(call(SEARCH))
+
+    run_turn(submitted.turn_id, client=client, clock=Clock())
+
+    turn = Turn.objects.get(id=submitted.turn_id)
+    assert turn.failure_kind == Turn.FailureKind.CREDITS and client.requests == []
+    assert not LedgerEntry.objects.filter(turn_id=turn.id, kind="extend").exists()
+
+
+def test_the_submission_uses_the_cap_its_request_read_with_the_membership(owner, settings):
+    """One request, one reading: a Member resolved before the cap was set
+    carries no cap (a later request reads the new one)."""
+    settings.CREDITS_RESERVATION = RESERVATION_CREDITS
+    before = resolve_member(owner.user, None)
+    set_cap(owner, RESERVATION_CREDITS - 1)
+
+    assert chat_submit(before, message="Hello", conversation_id=None).turn_id
+    with pytest.raises(MemberCapReached):
+        chat_submit(resolve_member(owner.user, None), message="Hello", conversation_id=None)
 
 
 def test_the_same_turn_without_a_cap_goes_on_to_the_step_bound(owner, acme):

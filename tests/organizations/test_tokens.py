@@ -107,7 +107,18 @@ def test_a_header_naming_an_organization_not_theirs_is_not_found(owner):
 
 
 def test_a_token_of_an_organization_the_person_left_acts_nowhere(owner, globex, in_two):
+    # Leaving deletes the person's tokens there (organizations/signals.py, tested in test_token_cleanup.py).
     Membership.objects.filter(organization=globex, user=owner.user).delete()
+    response = in_two.get(CREDITS_URL)
+    assert response.status_code == 401
+    assert response.json()["code"] == "authentication_failed"
+    assert acting_in(owner.client) == "acme"
+
+
+def test_a_token_that_outlived_its_membership_acts_nowhere(owner, globex, in_two):
+    """The guard still refuses a token whose membership went by a path that
+    sends no signal (raw SQL): the membership, not the token, is the proof."""
+    Membership.objects.filter(organization=globex, user=owner.user)._raw_delete(using="default")
     response = in_two.get(CREDITS_URL)
     assert response.status_code == 403
     assert response.json()["code"] == "no_organization"
