@@ -6,6 +6,7 @@
 
 import { api, el, fragment, parseFragment } from './api.js';
 import { enhanceMessages } from './content.js';
+import { addLiveVersion, chosenVersions, currentVersionOf, initVersions, restoreVersions } from './versions.js';
 
 const ERRORS = {
   credits_exhausted: 'Your organization has used all its credits for this month, so the assistant cannot reply. Credits renew on the 1st (UTC); an administrator can grant more.',
@@ -227,7 +228,8 @@ export function initChat() {
         el('div', { class: 'msg__avatar', 'aria-hidden': 'true' }),
         el('div', { class: 'msg__body', 'data-parts': '' },
           el('p', { class: 'live-waiting', 'data-waiting': '' }, WAITING)));
-      messages.append(block);
+      // A regenerated reply is the newest version of its set; an edited message's reply goes in its version.
+      if (!addLiveVersion(messages, block)) (currentVersionOf(messages) ?? messages).append(block);
     }
     block.classList.add('is-live');
     block.setAttribute('aria-busy', 'true'); // screen readers wait for the whole reply (announced at the end)
@@ -386,8 +388,10 @@ export function initChat() {
       return;
     }
     const open = [...messages.querySelectorAll('details[open][data-tool-call-id]')].map((d) => d.dataset.toolCallId);
+    const chosen = chosenVersions(messages);
     keepPinned(() => {
       messages.replaceChildren(parseFragment(html));
+      restoreVersions(messages, chosen);
       enhanceMessages(messages);
       addRedoButtons();
       messages.dataset.runningTurn = '';
@@ -463,6 +467,7 @@ export function initChat() {
     }
   });
 
+  initVersions(announce);
   enhanceMessages(messages);
   addRedoButtons();
   input.value = storage((store) => store.getItem(draftKey(state.conversationId))) ?? '';
