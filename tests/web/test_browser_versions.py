@@ -4,16 +4,29 @@ axe-core on each state, light and dark."""
 
 import pytest
 
-from assistant.models import Turn
+from assistant.models import ActionCard, Turn
 from conversations.models import Message
 from tests.web.accessibility import assert_accessible
-from tests.web.test_browser import send, wait_for_reply
+from tests.web.test_browser import send, wait_for_reply, workspace  # noqa: F401 (a fixture)
+from workspace.models import Note
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 ANNOUNCER = "document.querySelector('[data-announcer]').textContent"
 REPLY_SET = '.versions[data-versions="reply"]'
 MESSAGE_SET = '.versions[data-versions="message"]'
+
+
+# Every card put in a reply while it is still being written (delivered by the stream, not by the final re-read).
+RECORD_LIVE_CARDS = """() => {
+  window.__liveCards = [];
+  new MutationObserver((changes) => {
+    for (const change of changes) for (const node of change.addedNodes) {
+      if (node.matches?.('[data-card-id]') && node.closest('.is-live')) window.__liveCards.push(node.dataset.cardId);
+    }
+  }).observe(document.querySelector('[data-messages]'), {subtree: true, childList: true});
+}"""
+DELETE_REQUEST = "delete the note Ideas for the team offsite"
 
 
 def shown(page, selector):
@@ -108,3 +121,60 @@ def test_versions_page_by_keyboard_arrive_live_and_survive_a_reload(browser, own
     assert page.locator(f"{REPLY_SET} > .version").count() == 3
     pager(page, REPLY_SET).get_by_role("button", name="Previous version").click()
     assert shown(page, REPLY_SET) == ["2"]
+
+
+def test_after_confirm_nothing_on_the_page_still_says_it_awaits(browser, workspace):  # noqa: F811
+    page = browser.page(workspace)
+    page.goto("/")
+    send(page, DELETE_REQUEST)
+    wait_for_reply(page)
+    reply = page.locator(".msg--assistant [data-text]").last
+    assert "Nothing is done unless you confirm it there." in reply.inner_text()
+    page.get_by_role("button", name="Confirm").click()
+    page.locator(".card--confirmed").wait_for()
+    outcome = "Card confirmed. Done: you confirmed it and it was carried out."
+    page.wait_for_function(f"() => {ANNOUNCER} === {outcome!r}")  # the polite live region
+    messages = page.locator("[data-messages]")
+    assert "await" not in messages.inner_text().lower()
+    assert "Confirmed" in page.locator("details.tool").last.locator("summary").inner_text()
+    assert_accessible(page, "a confirmed card under the reply that proposed it")
+    page.reload()
+    assert "await" not in messages.inner_text().lower()
+    assert "you confirmed it and it was carried out" in page.locator(".card--confirmed").inner_text()
+    page.emulate_media(color_scheme="dark")
+    assert_accessible(page, "a confirmed card in dark")
+
+
+def test_a_regenerated_reply_delivers_its_card_live_and_the_old_one_stays_decidable(browser, workspace):  # noqa: F811
+    page = browser.page(workspace)
+    page.goto("/")
+    send(page, DELETE_REQUEST)
+    page.locator("[data-card-id]").wait_for()
+    wait_for_reply(page)
+    [first] = ActionCard.objects.all()
+
+    page.evaluate(RECORD_LIVE_CARDS)
+    page.get_by_role("button", name="Regenerate").click()
+    wait_for_reply(page)
+    second = ActionCard.objects.exclude(id=first.id).get()
+    assert page.evaluate("window.__liveCards") == [str(second.id)]  # from the stream, as in a normal turn
+    assert shown(page, REPLY_SET) == ["2"]
+    current = page.locator(f"{REPLY_SET} > .version:not([hidden]) [data-card-id]")
+    assert current.get_attribute("data-card-id") == str(second.id)
+    assert current.get_by_role("button", name="Confirm").is_visible()
+    assert_accessible(page, "a regenerated reply with its card")
+
+    # The previous version keeps its own card, still decidable: paging back shows it.
+    page.get_by_role("button", name="Previous version").click()
+    old = page.locator(f"{REPLY_SET} > .version:not([hidden]) [data-card-id]")
+    assert old.get_attribute("data-card-id") == str(first.id)
+    assert_accessible(page, "the previous version with its pending card")
+    browser.shot(page, "versions-card")
+    old.get_by_role("button", name="Confirm").click()
+    page.locator(f"#card-{first.id}.card--confirmed").wait_for()
+    assert not Note.objects.filter(title="Ideas for the team offsite").exists()
+    # The newest version's card can no longer do anything: the note is gone.
+    page.get_by_role("button", name="Next version").click()
+    page.locator(f"#card-{second.id}").get_by_role("button", name="Confirm").click()
+    page.locator(f"#card-{second.id}.card--failed").wait_for()
+    assert ActionCard.objects.get(id=second.id).status == ActionCard.Status.FAILED
