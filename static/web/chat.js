@@ -6,7 +6,9 @@
 
 import { api, el, fragment, parseFragment } from './api.js';
 import { enhanceMessages } from './content.js';
-import { addLiveVersion, chosenVersions, currentVersionOf, initVersions, restoreVersions } from './versions.js';
+import {
+  addLiveVersion, chosenVersions, currentVersionOf, initVersions, notePendingCardsIn, restoreVersions,
+} from './versions.js';
 
 const ERRORS = {
   credits_exhausted: 'Your organization has used all its credits for this month, so the assistant cannot reply. Credits renew on the 1st (UTC); an administrator can grant more.',
@@ -392,6 +394,7 @@ export function initChat() {
     keepPinned(() => {
       messages.replaceChildren(parseFragment(html));
       restoreVersions(messages, chosen);
+      notePendingCardsIn(messages);
       enhanceMessages(messages);
       addRedoButtons();
       messages.dataset.runningTurn = '';
@@ -467,7 +470,8 @@ export function initChat() {
     }
   });
 
-  initVersions(announce);
+  initVersions(messages, announce);
+  notePendingCardsIn(messages);
   enhanceMessages(messages);
   addRedoButtons();
   input.value = storage((store) => store.getItem(draftKey(state.conversationId))) ?? '';

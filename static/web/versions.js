@@ -4,6 +4,10 @@
 // joins its set here as the newest version, without a reload.
 
 const LABEL = (number, count) => ({ short: `${number} / ${count}`, long: `Version ${number} of ${count}` });
+// Under a pager: the other versions holding a card still to decide (it stays decidable there).
+const PENDING_ELSEWHERE = (numbers) => (numbers.length === 1
+  ? `A card to decide in version ${numbers[0]}`
+  : `Cards to decide in versions ${numbers.join(', ')}`);
 
 const versionsOf = (set) => [...set.children].filter((node) => node.matches('.version'));
 const pagerOf = (version) => [...version.children].find((node) => node.matches('[data-pager]'));
@@ -26,6 +30,31 @@ function renumber(set) {
 
 function show(set, target) {
   versionsOf(set).forEach((version) => { version.hidden = version !== target; });
+  notePendingCards(set);
+}
+
+// Computed from the cards as they are on the page, so that it never outlives a decision.
+function notePendingCards(set) {
+  const versions = versionsOf(set);
+  const pending = versions.map((version, index) => (version.querySelector('.card--pending') ? index + 1 : 0));
+  versions.forEach((version, index) => {
+    const pager = pagerOf(version);
+    if (!pager) return;
+    const others = pending.filter((number) => number && number !== index + 1);
+    let note = pager.querySelector('[data-pager-note]');
+    if (!others.length) { note?.remove(); return; }
+    if (!note) {
+      note = document.createElement('span');
+      note.className = 'pager__note';
+      note.dataset.pagerNote = '';
+      pager.append(note);
+    }
+    note.textContent = PENDING_ELSEWHERE(others);
+  });
+}
+
+export function notePendingCardsIn(root) {
+  root.querySelectorAll('.versions').forEach(notePendingCards);
 }
 
 // One step back or forward; focus stays on the pager (on the other arrow at either end).
@@ -81,7 +110,12 @@ export function restoreVersions(messages, chosen) {
   }
 }
 
-export function initVersions(announce) {
+export function initVersions(messages, announce) {
+  // A card decided (ui.js replaces it with the server's new rendering): the notes follow.
+  new MutationObserver((changes) => {
+    const cardChanged = changes.some((change) => [...change.addedNodes].some((node) => node.matches?.('.card')));
+    if (cardChanged) notePendingCardsIn(messages);
+  }).observe(messages, { childList: true, subtree: true });
   document.addEventListener('click', (event) => {
     const button = event.target.closest('[data-version-step]');
     if (button) step(button, announce);

@@ -17,15 +17,19 @@ REPLY_SET = '.versions[data-versions="reply"]'
 MESSAGE_SET = '.versions[data-versions="message"]'
 
 
-# Every card put in a reply while it is still being written (delivered by the stream, not by the final re-read).
-RECORD_LIVE_CARDS = """() => {
-  window.__liveCards = [];
-  new MutationObserver((changes) => {
-    for (const change of changes) for (const node of change.addedNodes) {
-      if (node.matches?.('[data-card-id]') && node.closest('.is-live')) window.__liveCards.push(node.dataset.cardId);
+# The cards each turn's event stream proposed (card_proposed), recorded as the page receives them: the stream,
+# not the re-read of the conversation at the end, delivers them. (Whether the page shows the card before or after
+# the turn ends is a race the test can't pin: the whole turn may be over before the stream is opened.)
+RECORD_PROPOSED_CARDS = """(() => {
+  window.__proposed = [];
+  const Original = window.EventSource;
+  window.EventSource = class extends Original {
+    constructor(...args) {
+      super(...args);
+      this.addEventListener('card_proposed', (event) => window.__proposed.push(JSON.parse(event.data).id));
     }
-  }).observe(document.querySelector('[data-messages]'), {subtree: true, childList: true});
-}"""
+  };
+})();"""
 DELETE_REQUEST = "delete the note Ideas for the team offsite"
 
 
@@ -110,7 +114,7 @@ def test_versions_page_by_keyboard_arrive_live_and_survive_a_reload(browser, own
     assert page.get_by_role("group", name="Versions of this reply").get_by_text("Version 1 of 3").count() == 1
     assert_accessible(page, "the first of three versions")
     browser.shot(page, "versions-pager")
-    page.emulate_media(color_scheme="dark")
+    page.emulate_media(color_scheme="dark", reduced_motion="reduce")  # no colour transition under axe
     assert_accessible(page, "the first of three versions in dark")
     page.emulate_media(color_scheme="light")
 
@@ -141,27 +145,30 @@ def test_after_confirm_nothing_on_the_page_still_says_it_awaits(browser, workspa
     page.reload()
     assert "await" not in messages.inner_text().lower()
     assert "you confirmed it and it was carried out" in page.locator(".card--confirmed").inner_text()
-    page.emulate_media(color_scheme="dark")
+    page.emulate_media(color_scheme="dark", reduced_motion="reduce")  # no colour transition under axe
     assert_accessible(page, "a confirmed card in dark")
 
 
 def test_a_regenerated_reply_delivers_its_card_live_and_the_old_one_stays_decidable(browser, workspace):  # noqa: F811
     page = browser.page(workspace)
+    page.add_init_script(RECORD_PROPOSED_CARDS)
     page.goto("/")
     send(page, DELETE_REQUEST)
     page.locator("[data-card-id]").wait_for()
     wait_for_reply(page)
     [first] = ActionCard.objects.all()
+    assert page.evaluate("window.__proposed") == [str(first.id)]
 
-    page.evaluate(RECORD_LIVE_CARDS)
     page.get_by_role("button", name="Regenerate").click()
     wait_for_reply(page)
     second = ActionCard.objects.exclude(id=first.id).get()
-    assert page.evaluate("window.__liveCards") == [str(second.id)]  # from the stream, as in a normal turn
+    # The regenerated turn's stream proposes its card, exactly as the first turn's did.
+    assert page.evaluate("window.__proposed") == [str(first.id), str(second.id)]
     assert shown(page, REPLY_SET) == ["2"]
     current = page.locator(f"{REPLY_SET} > .version:not([hidden]) [data-card-id]")
     assert current.get_attribute("data-card-id") == str(second.id)
     assert current.get_by_role("button", name="Confirm").is_visible()
+    assert pager(page, REPLY_SET).locator("[data-pager-note]").inner_text() == "A card to decide in version 1"
     assert_accessible(page, "a regenerated reply with its card")
 
     # The previous version keeps its own card, still decidable: paging back shows it.
@@ -173,8 +180,10 @@ def test_a_regenerated_reply_delivers_its_card_live_and_the_old_one_stays_decida
     old.get_by_role("button", name="Confirm").click()
     page.locator(f"#card-{first.id}.card--confirmed").wait_for()
     assert not Note.objects.filter(title="Ideas for the team offsite").exists()
+    assert pager(page, REPLY_SET).locator("[data-pager-note]").inner_text() == "A card to decide in version 2"
     # The newest version's card can no longer do anything: the note is gone.
     page.get_by_role("button", name="Next version").click()
     page.locator(f"#card-{second.id}").get_by_role("button", name="Confirm").click()
     page.locator(f"#card-{second.id}.card--failed").wait_for()
     assert ActionCard.objects.get(id=second.id).status == ActionCard.Status.FAILED
+    assert page.locator("[data-pager-note]").count() == 0  # nothing left to decide anywhere
