@@ -97,7 +97,24 @@ def _exchanges(blocks: list) -> tuple[list, list[_Exchange]]:
     for exchange in exchanges:
         last_reply = max((i for i, b in enumerate(exchange.inner) if b.role == "assistant"), default=-1)
         exchange.inner, exchange.tail = exchange.inner[: last_reply + 1], exchange.inner[last_reply + 1 :]
+    if exchanges and _awaiting(exchanges[-1]):
+        # A regenerate still being written: what it told the model comes after
+        # the old reply for now, but belongs before the set, where it stays.
+        last = exchanges[-1]
+        last.inner, last.tail = last.inner + last.tail, []
     return prelude, exchanges
+
+
+def _current_replies(exchange: _Exchange) -> list:
+    """The message's own reply shares its state: current with a current message,
+    superseded at the same moment as an edited one (the edit superseded both
+    at once); a reply superseded before that was regenerated."""
+    return [reply for reply in exchange.replies if reply.superseded_at == exchange.user.superseded_at]
+
+
+def _awaiting(exchange: _Exchange) -> bool:
+    """The current message's reply was regenerated and the new one has no message yet."""
+    return exchange.user.superseded_at is None and bool(exchange.replies) and not _current_replies(exchange)
 
 
 def _edit_groups(exchanges: list[_Exchange]) -> list[list[_Exchange]]:
@@ -121,20 +138,14 @@ def _exchange_items(exchange: _Exchange) -> list:
 
 
 def _replies(exchange: _Exchange) -> list:
-    """The replies to one message: a reply set when some were regenerated.
-    The message's own reply shares its state: current with a current message,
-    superseded at the same moment as an edited one (the edit superseded both
-    at once); a reply superseded before that was regenerated."""
-    replies = exchange.replies
-    current = [reply for reply in replies if reply.superseded_at == exchange.user.superseded_at]
-    previous = [reply for reply in replies if reply.superseded_at != exchange.user.superseded_at]
+    """The replies to one message: a reply set when some were regenerated."""
+    current = _current_replies(exchange)
+    previous = [reply for reply in exchange.replies if reply.superseded_at != exchange.user.superseded_at]
     if not previous:
         return current
     versions = [[reply] for reply in previous] + ([current] if current else [])
     key = _message_id(versions[0][0])
-    # Only the current message's reply can still be on its way.
-    awaiting = not current and exchange.user.superseded_at is None
-    return _set("reply", versions, key=key, awaiting=awaiting, pager_at_end=True)
+    return _set("reply", versions, key=key, awaiting=_awaiting(exchange), pager_at_end=True)
 
 
 def _message_set(group: list[_Exchange]) -> list:

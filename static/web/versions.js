@@ -71,10 +71,16 @@ function step(button, announce) {
   announce(LABEL(to + 1, versions.length).long);
 }
 
+const lastIn = (root, node) => {
+  for (let at = node; at && at !== root; at = at.parentElement) if (at.nextElementSibling) return false;
+  return true;
+};
+
 // A reply being written for a set whose newest version it will be (a regenerate).
 export function addLiveVersion(messages, article) {
-  const set = [...messages.querySelectorAll('.versions[data-awaiting]')].pop(); // the last message's
-  if (!set) return false;
+  const set = [...messages.querySelectorAll('.versions[data-awaiting]')].pop();
+  if (!set || !lastIn(messages, set)) return false; // only the last message's reply is being written
+
   const latest = versionsOf(set).pop();
   const version = latest.cloneNode(false);
   version.replaceChildren(article, pagerOf(latest).cloneNode(true));

@@ -104,6 +104,14 @@ def test_a_regenerate_still_being_written_awaits_its_newest_version():
     assert laid_out == ["u1", "[reply awaiting", "<1", "a1", "1/1", ">", "]"]
 
 
+def test_what_a_regenerate_being_written_told_the_model_is_already_before_its_set():
+    # Told after the old reply (it was written first), shown where it stays once the new reply exists.
+    laid_out = shape(arrange([user("u1"), reply("a1", old=REGENERATED), event("told")]))
+    assert laid_out == ["u1", "told", "[reply awaiting", "<1", "a1", "1/1", ">", "]"]
+    done = shape(arrange([user("u1"), reply("a1", old=REGENERATED), event("told"), reply("a2")]))
+    assert done[:3] == ["u1", "told", "[reply"]
+
+
 def test_an_edit_still_being_answered_shows_its_new_message():
     blocks = [user("u1", old=EDITED), reply("a1", old=EDITED), user("u2", replaces="u1")]
     assert shape(arrange(blocks)) == ["[message", "<1 hidden", "u1", "1/2", "a1", ">", "<2", "u2", "2/2", ">", "]"]
