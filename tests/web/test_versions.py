@@ -6,6 +6,8 @@ import re
 from datetime import UTC, datetime
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from assistant.loop import run_turn
 from assistant.models import Turn
@@ -156,3 +158,22 @@ def test_a_regenerate_being_written_is_rendered_awaiting_its_reply(owner, owner_
     assert owner.client.post(f"/api/conversations/{first.thread_id}/regenerate").status_code == 202
     html = owner_web.get(f"/c/{first.thread_id}/").content.decode()
     assert "data-awaiting" in html and shown_and_hidden(html) == [("1", False)]
+
+
+@pytest.mark.django_db
+def test_versions_cost_the_page_no_query(owner, owner_web, django_assert_num_queries):
+    first = play(owner, ScriptedClient(say("First answer.")), message="First question")
+    url = f"/c/{first.thread_id}/messages"
+    owner_web.get(url)
+    with CaptureQueriesContext(connection) as captured:
+        owner_web.get(url)
+    without_versions = len(captured)  # now: the next request resets the connection's log
+    for number in range(3):
+        regenerate_and_answer(owner, first.thread_id, f"Answer {number}.", option=first.model_option)
+    edited = owner.client.post(f"/api/conversations/{first.thread_id}/edit", {"message": "Other"}, format="json")
+    Turn.objects.filter(id=edited.json()["turnId"]).update(model_option=first.model_option)
+    run_turn(edited.json()["turnId"], client=ScriptedClient(say("Other answer.")), clock=Clock())
+
+    with django_assert_num_queries(without_versions):
+        html = owner_web.get(url).content.decode()
+    assert html.count("data-pager>") == 2 + 4  # the message's two versions, the first one's four replies
