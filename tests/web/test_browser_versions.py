@@ -170,6 +170,13 @@ def test_a_regenerated_reply_delivers_its_card_live_and_the_old_one_stays_decida
     assert current.get_by_role("button", name="Confirm").is_visible()
     assert pager(page, REPLY_SET).locator("[data-pager-note]").inner_text() == "A card to decide in version 1"
     assert_accessible(page, "a regenerated reply with its card")
+    narrow = browser.page(workspace, width=375, height=740)
+    narrow.goto(page.url)
+    assert pager(narrow, REPLY_SET).locator("[data-pager-note]").is_visible()
+    assert narrow.evaluate("document.documentElement.scrollWidth <= window.innerWidth")  # no sideways scroll
+    assert_accessible(narrow, "a reply's versions at 375 px")
+    narrow.locator(f"{REPLY_SET} [data-pager]").last.scroll_into_view_if_needed()
+    browser.shot(narrow, "mobile-versions")
 
     # The previous version keeps its own card, still decidable: paging back shows it.
     page.get_by_role("button", name="Previous version").click()
