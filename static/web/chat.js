@@ -393,9 +393,9 @@ export function initChat() {
     const chosen = chosenVersions(messages);
     keepPinned(() => {
       messages.replaceChildren(parseFragment(html));
+      enhanceMessages(messages);
       restoreVersions(messages, chosen);
       notePendingCardsIn(messages);
-      enhanceMessages(messages);
       addRedoButtons();
       messages.dataset.runningTurn = '';
       for (const id of open) byData(messages, 'tool-call-id', id)?.setAttribute('open', '');

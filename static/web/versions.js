@@ -3,6 +3,8 @@
 // shown; "‹ 2 / 3 ›" pages through them. A regenerated reply being written
 // joins its set here as the newest version, without a reload.
 
+import { collapseLongIn } from './content.js';
+
 const LABEL = (number, count) => ({ short: `${number} / ${count}`, long: `Version ${number} of ${count}` });
 // Under a pager: the other versions holding a card still to decide (it stays decidable there).
 const PENDING_ELSEWHERE = (numbers) => (numbers.length === 1
@@ -30,6 +32,7 @@ function renumber(set) {
 
 function show(set, target) {
   versionsOf(set).forEach((version) => { version.hidden = version !== target; });
+  collapseLongIn(target); // measured now that it is shown
   notePendingCards(set);
 }
 

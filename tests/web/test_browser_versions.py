@@ -5,8 +5,9 @@ axe-core on each state, light and dark."""
 import pytest
 
 from assistant.models import ActionCard, Turn
-from conversations.models import Message
+from conversations.models import Message, Thread
 from tests.web.accessibility import assert_accessible
+from tests.web.conftest import make_conversation
 from tests.web.test_browser import send, wait_for_reply, workspace  # noqa: F401 (a fixture)
 from workspace.models import Note
 
@@ -194,3 +195,24 @@ def test_a_regenerated_reply_delivers_its_card_live_and_the_old_one_stays_decida
     page.locator(f"#card-{second.id}.card--failed").wait_for()
     assert ActionCard.objects.get(id=second.id).status == ActionCard.Status.FAILED
     assert page.locator("[data-pager-note]").count() == 0  # nothing left to decide anywhere
+
+
+def test_a_long_previous_version_is_collapsed_when_paged_to(browser, owner):
+    long_reply = "\n\n".join(f"Paragraph {number} of a long first answer." for number in range(60))
+    thread = make_conversation(owner, reply=long_reply)
+    old = Message.objects.get(thread=thread, role="assistant")
+    Message.objects.filter(id=old.id).update(superseded_at=old.created_at)
+    regenerated = Turn.objects.create(thread=thread, organization=owner.organization, user=owner.user,
+                                      model_option="offline", status=Turn.Status.DONE)
+    Message.objects.create(thread=thread, seq=2, role="assistant", content="A short second answer.",
+                           created_at=old.created_at, turn_id=regenerated.id)
+    Thread.objects.filter(id=thread.id).update(next_seq=3)
+    page = browser.page(owner)
+    page.goto(f"/c/{thread.id}/")
+    assert page.get_by_role("button", name="Show more").count() == 0  # the shown version is short
+    page.get_by_role("button", name="Previous version").click()
+    more = page.get_by_role("button", name="Show more")
+    assert more.is_visible() and more.get_attribute("aria-expanded") == "false"
+    page.get_by_role("button", name="Next version").click()
+    page.get_by_role("button", name="Previous version").click()
+    assert page.get_by_role("button", name="Show more").count() == 1  # collapsed once, not twice
