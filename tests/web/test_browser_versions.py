@@ -8,7 +8,8 @@ from assistant.models import ActionCard, Turn
 from conversations.models import Message, Thread
 from tests.web.accessibility import assert_accessible
 from tests.web.conftest import make_conversation
-from tests.web.test_browser import send, wait_for_reply, workspace  # noqa: F401 (a fixture)
+from tests.web.test_browser import send, wait_for_reply
+from workspace.management.commands.seed_demo_workspace import seed
 from workspace.models import Note
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -32,6 +33,13 @@ RECORD_PROPOSED_CARDS = """(() => {
   };
 })();"""
 DELETE_REQUEST = "delete the note Ideas for the team offsite"
+
+
+@pytest.fixture
+def seeded(owner):
+    """The owner with the demo notes (one of them to delete)."""
+    seed(owner.member)
+    return owner
 
 
 def shown(page, selector):
@@ -128,8 +136,8 @@ def test_versions_page_by_keyboard_arrive_live_and_survive_a_reload(browser, own
     assert shown(page, REPLY_SET) == ["2"]
 
 
-def test_after_confirm_nothing_on_the_page_still_says_it_awaits(browser, workspace):  # noqa: F811
-    page = browser.page(workspace)
+def test_after_confirm_nothing_on_the_page_still_says_it_awaits(browser, seeded):
+    page = browser.page(seeded)
     page.goto("/")
     send(page, DELETE_REQUEST)
     wait_for_reply(page)
@@ -150,8 +158,8 @@ def test_after_confirm_nothing_on_the_page_still_says_it_awaits(browser, workspa
     assert_accessible(page, "a confirmed card in dark")
 
 
-def test_a_regenerated_reply_delivers_its_card_live_and_the_old_one_stays_decidable(browser, workspace):  # noqa: F811
-    page = browser.page(workspace)
+def test_a_regenerated_reply_delivers_its_card_live_and_the_old_one_stays_decidable(browser, seeded):
+    page = browser.page(seeded)
     page.add_init_script(RECORD_PROPOSED_CARDS)
     page.goto("/")
     send(page, DELETE_REQUEST)
@@ -171,7 +179,7 @@ def test_a_regenerated_reply_delivers_its_card_live_and_the_old_one_stays_decida
     assert current.get_by_role("button", name="Confirm").is_visible()
     assert pager(page, REPLY_SET).locator("[data-pager-note]").inner_text() == "A card to decide in version 1"
     assert_accessible(page, "a regenerated reply with its card")
-    narrow = browser.page(workspace, width=375, height=740)
+    narrow = browser.page(seeded, width=375, height=740)
     narrow.goto(page.url)
     assert pager(narrow, REPLY_SET).locator("[data-pager-note]").is_visible()
     assert narrow.evaluate("document.documentElement.scrollWidth <= window.innerWidth")  # no sideways scroll
