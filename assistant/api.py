@@ -98,7 +98,11 @@ class EditRequestSerializer(StrictSerializer):
 REDO_ERRORS = ("credits_exhausted", "not_found", "conversation_busy", "conversation_full", "nothing_to_redo",
                "queue_unavailable", "model_unavailable")
 VERSIONS = ("The replaced messages stay in the StoredConversation with `supersededAt` set (a previous version, "
-            "never sent to the model again); the new version follows them.")
+            "never sent to the model again); the new version follows them. An edit supersedes the message and its "
+            "reply at the same instant, so replies superseded earlier are that message's regenerated ones. "
+            "Application events (`role: event`) are never superseded, and cards decided since the last turn are "
+            "told to the new turn as to any other. A pending card of a superseded reply stays pending: the person "
+            "may still confirm or cancel it.")
 
 
 class RegenerateView(MemberAPIView):

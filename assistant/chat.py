@@ -99,25 +99,30 @@ def chat_edit(member: Member, *, conversation_id: UUID, message: str) -> Submitt
 def _redo(member: Member, *, conversation_id: UUID, new_text: str | None) -> SubmittedTurn:
     option = option_for_member(member)
     enqueue_error: list[Exception] = []
+    turn_id = uuid.uuid4()  # marks the events block this turn delivers, as in chat_submit
     with transaction.atomic():
         thread = _thread_for_chat(member, conversation_id)
         before = ThreadState.of(thread)
         last = _last_user_message(thread)
         now = timezone.now()
+        # What the model was told (events) stays told: never a previous version.
         replaced = Message.objects.filter(thread=thread, seq__gte=last.seq if new_text else last.seq + 1,
-                                          superseded_at__isnull=True)
+                                          superseded_at__isnull=True).exclude(role=Message.Role.EVENT)
         superseded_ids = list(replaced.values_list("id", flat=True))
         replaced.update(superseded_at=now)
+        # Cards decided since the last turn (one of the replaced reply's too) are
+        # told to this turn, as to any new turn: before the edited message, or
+        # after the message whose reply is regenerated.
+        _deliver_card_events(member, thread, turn_id)
         user_message = last
         if new_text is not None:
-            user_message = message_append(member, thread=thread, role=Message.Role.USER, content=new_text)
+            user_message = message_append(member, thread=thread, role=Message.Role.USER, content=new_text,
+                                          turn_id=turn_id)
             Message.objects.filter(id=user_message.id).update(replaces=last.client_id)
         turn = Turn.objects.create(
-            thread=thread, organization_id=member.organization_id, user_id=member.user_id,
+            id=turn_id, thread=thread, organization_id=member.organization_id, user_id=member.user_id,
             user_message=user_message, model_option=option.id,
         )
-        if new_text is not None:
-            Message.objects.filter(id=user_message.id).update(turn_id=turn.id)
         reservation = credits_reserve(member, turn_id=turn.id)
         turn.credit_month, turn.reserved_micros = reservation.month, reservation.micros
         turn.save(update_fields=["credit_month", "reserved_micros"])

@@ -141,6 +141,12 @@ class Block:
     text: str = ""
     # A previous version: a regenerated reply, or a message edited and resent.
     superseded: bool = False
+    # When: an edit supersedes the message and its reply at one moment, a regenerate earlier replies before it.
+    superseded_at: datetime | None = None
+    # On an edited message: the id of the message it replaces (web.versions pages them).
+    replaces: str = ""
+    # In a set of versions (web.versions): its pager, not a label, says which one it is.
+    paged: bool = False
 
     @property
     def failed(self) -> bool:
@@ -214,7 +220,8 @@ def blocks_of(messages, cards, *, titles: dict[str, str], now: datetime) -> list
     for message in messages:
         turn_id = str(message.turn_id or "")
         if message.role == "user":
-            blocks.append(Block("user", turn_id, [_part(message)], superseded=message.superseded_at is not None))
+            blocks.append(Block("user", turn_id, [_part(message)], superseded=message.superseded_at is not None,
+                                superseded_at=message.superseded_at, replaces=str(message.replaces or "")))
             continue
         if message.role == "event" and message.turn_id:
             blocks.extend(Block("event", turn_id, text=line) for line in event_lines(message.content, titles))
@@ -236,7 +243,8 @@ def blocks_of(messages, cards, *, titles: dict[str, str], now: datetime) -> list
         if blocks and blocks[-1].role == "assistant" and blocks[-1].turn_id == turn_id and turn_id:
             blocks[-1].parts.append(part)
         else:
-            blocks.append(Block("assistant", turn_id, [part], superseded=message.superseded_at is not None))
+            blocks.append(Block("assistant", turn_id, [part], superseded=message.superseded_at is not None,
+                                superseded_at=message.superseded_at))
         if turn_id:
             last_part_of_turn[turn_id] = part
     for card in loose:

@@ -18,7 +18,7 @@ from conversations import selectors as conversation_selectors
 from conversations.models import Thread
 from organizations.access_log import staff_accesses_of
 from organizations.members import Member
-from web import presenters
+from web import presenters, versions
 
 SIDEBAR_PAGE = 50
 
@@ -51,6 +51,8 @@ class ConversationPage:
     thread: Thread
     blocks: list[presenters.Block]
     running_turn_id: str
+    # What the template lays out: the blocks with their version sets' markers (web.versions).
+    items: list = field(default_factory=list)
 
 
 def tool_titles() -> dict[str, str]:
@@ -121,7 +123,8 @@ def conversation_page(member: Member, thread_id: UUID, *, now: datetime | None =
         .first()
     )
     blocks = presenters.blocks_of(thread.messages.all(), cards, titles=tool_titles(), now=now or timezone.now())
-    return ConversationPage(thread=thread, blocks=blocks, running_turn_id=str(running) if running else "")
+    return ConversationPage(thread=thread, blocks=blocks, running_turn_id=str(running) if running else "",
+                            items=versions.arrange(blocks))
 
 
 def card_for_member(member: Member, card_id: UUID, *, now: datetime | None = None) -> presenters.CardView:

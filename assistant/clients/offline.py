@@ -161,7 +161,9 @@ def _summary(result: ToolResult) -> str:
         return f"That did not work: {data.get('error') or result.content}"
     if data.get("status") == "awaiting_confirmation":
         description = str(data.get("description", "")).rstrip(".")
-        return f"I have prepared this: {description}. It awaits your confirmation on the card."
+        # Worded so it stays true once the card is decided: the card itself
+        # shows (and announces) the outcome, and this text is never rewritten.
+        return f"I have proposed this on a card: {description}. Nothing is done unless you confirm it there."
     if "notes" in data:
         titles = [f'"{note["title"]}"' for note in data["notes"]]
         return f"I found {len(titles)} note(s): {', '.join(titles)}." if titles else "No notes matched."
@@ -190,7 +192,10 @@ def _json(content: str) -> dict[str, Any]:
 
 
 def _last_user_text(history: list) -> str:
-    return next((item.text for item in reversed(history) if isinstance(item, UserText)), "")
+    """The person's last words: an events block alone (told after the message
+    whose reply is regenerated) is not a request."""
+    texts = (item.text for item in reversed(history) if isinstance(item, UserText))
+    return next((text for text in texts if _EVENTS_BLOCK.sub("", text).strip()), "")
 
 
 def _last_calls(history: list) -> dict[str, str]:

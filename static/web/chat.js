@@ -7,6 +7,9 @@
 import { api, el, fragment, parseFragment } from './api.js';
 import { gettext, interpolate } from './i18n.js';
 import { enhanceMessages } from './content.js';
+import {
+  addLiveVersion, chosenVersions, currentVersionOf, initVersions, notePendingCardsIn, restoreVersions,
+} from './versions.js';
 
 const ERRORS = {
   credits_exhausted: gettext('Your organization has used all its credits for this month, so the assistant cannot reply. Credits renew on the 1st (UTC); an administrator can grant more.'),
@@ -228,7 +231,8 @@ export function initChat() {
         el('div', { class: 'msg__avatar', 'aria-hidden': 'true' }),
         el('div', { class: 'msg__body', 'data-parts': '' },
           el('p', { class: 'live-waiting', 'data-waiting': '' }, WAITING)));
-      messages.append(block);
+      // A regenerated reply is the newest version of its set; an edited message's reply goes in its version.
+      if (!addLiveVersion(messages, block)) (currentVersionOf(messages) ?? messages).append(block);
     }
     block.classList.add('is-live');
     block.setAttribute('aria-busy', 'true'); // screen readers wait for the whole reply (announced at the end)
@@ -387,9 +391,12 @@ export function initChat() {
       return;
     }
     const open = [...messages.querySelectorAll('details[open][data-tool-call-id]')].map((d) => d.dataset.toolCallId);
+    const chosen = chosenVersions(messages);
     keepPinned(() => {
       messages.replaceChildren(parseFragment(html));
       enhanceMessages(messages);
+      restoreVersions(messages, chosen);
+      notePendingCardsIn(messages);
       addRedoButtons();
       messages.dataset.runningTurn = '';
       for (const id of open) byData(messages, 'tool-call-id', id)?.setAttribute('open', '');
@@ -466,6 +473,8 @@ export function initChat() {
     }
   });
 
+  initVersions(messages, announce);
+  notePendingCardsIn(messages);
   enhanceMessages(messages);
   addRedoButtons();
   input.value = storage((store) => store.getItem(draftKey(state.conversationId))) ?? '';

@@ -34,7 +34,9 @@ function enhanceReply(article) {
 }
 
 function collapseIfLong(prose) {
-  if (prose.scrollHeight <= LONG_PX) return;
+  // Once; a hidden version measures 0, so versions.js asks again when it is shown.
+  if (prose.scrollHeight <= LONG_PX || 'long' in prose.dataset) return;
+  prose.dataset.long = '';
   prose.classList.add('is-clamped');
   prose.id ||= `long-${Math.random().toString(36).slice(2)}`;
   prose.after(el('button', {
@@ -47,6 +49,10 @@ export function enhanceMessages(root) {
   root.querySelectorAll('.prose pre').forEach(enhanceCode);
   root.querySelectorAll('.prose table').forEach(enhanceTable);
   root.querySelectorAll('.msg--assistant').forEach(enhanceReply);
+  collapseLongIn(root);
+}
+
+export function collapseLongIn(root) {
   root.querySelectorAll('.msg__bubble.prose, .msg--assistant [data-text]').forEach(collapseIfLong);
 }
 

@@ -115,7 +115,10 @@ async function decideCard(button) {
   }
   else buttons.forEach((node) => { node.disabled = false; });
   button.removeAttribute('aria-busy');
-  announce([CARD_ANNOUNCEMENTS[shown.dataset.cardStatus] ?? '', problem].filter(Boolean).join(' '));
+  // The outcome as the card now says it (what was done, or that nothing was): the
+  // reply above keeps its words, so the card is where the decision is told.
+  const said = shown.querySelector('[data-card-outcome]')?.textContent.replace(/\s+/g, ' ').trim() ?? '';
+  announce([CARD_ANNOUNCEMENTS[shown.dataset.cardStatus] ?? '', said, problem].filter(Boolean).join(' '));
   if (problem) {
     const slot = shown.querySelector('[data-card-error]');
     slot.textContent = problem;

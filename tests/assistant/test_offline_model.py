@@ -5,6 +5,7 @@ import json
 
 import pytest
 
+from assistant.app_events import render_events
 from assistant.clients import offline
 from assistant.clients.base import (
     AssistantReply,
@@ -174,12 +175,14 @@ def test_a_delete_request_whose_search_failed_reports_the_error_instead_of_delet
     assert "did not work: search is down" in text(events)
 
 
-def test_a_proposed_action_is_summarised_as_awaiting_confirmation():
+def test_a_proposed_action_is_summarised_in_words_that_stay_true_once_decided():
     card = {"status": "awaiting_confirmation", "card_id": "c1", "description": "Delete the note “Groceries”."}
     events = run(after_call("delete the note Groceries", "delete_note", {"note_id": 7}, json.dumps(card)))
 
     assert not calls(events)
-    assert text(events) == "I have prepared this: Delete the note “Groceries”. It awaits your confirmation on the card."
+    assert text(events) == (
+        "I have proposed this on a card: Delete the note “Groceries”. Nothing is done unless you confirm it there."
+    )
     assert events[-1] == Stop("end_turn")
 
 
@@ -260,6 +263,12 @@ def test_no_pause_when_the_delay_is_zero(settings, monkeypatch):
 
     assert slept == []
 
+
+def test_an_events_block_told_after_the_request_is_not_taken_for_it():
+    # A regenerate tells decided cards after the message it answers again.
+    block = render_events([{"kind": "confirmed", "card_id": "c1", "tool_name": "delete_note", "summary": "Done."}])
+    events = run([UserText("search my notes for budget"), UserText(block)])
+    assert [(call.name, call.input) for call in calls(events)] == [("search_notes", {"query": "budget"})]
 
 
 @pytest.mark.parametrize("language", ["de", "fr", "it"])

@@ -4,14 +4,19 @@ normal submission; the replaced messages stay as previous versions
 
 import pytest
 
+from assistant import progress
+from assistant.app_events import OPENING_TAG
 from assistant.history import load_history
 from assistant.loop import run_turn
-from assistant.models import Turn
+from assistant.models import ActionCard, Turn
+from assistant.progress import Cursor
 from conversations.models import Message, Thread
 from credits.models import CreditAccount
 from tests.assistant.conftest import Clock, play
+from tests.assistant.test_cards import confirm, delete_card
 from tests.conversations.factories import make_thread
-from tests.fakes.scripted import ScriptedClient, say
+from tests.fakes.scripted import ScriptedClient, call, say
+from workspace.models import Note
 
 
 def regenerate(person, thread_id):
@@ -122,3 +127,58 @@ def test_a_broker_that_is_down_undoes_it_whole(owner, monkeypatch, action):
     assert CreditAccount.objects.get(organization=owner.organization).reserved_micros == 0
     assert not Message.objects.filter(superseded_at__isnull=False).exists()
     assert Turn.objects.count() == 1 and Thread.objects.get().status == Thread.Status.IDLE
+
+
+# --- Cards: told to a regenerated or edited turn, proposed by one, left to decide -------
+
+
+def answer_with(owner, response, client):
+    turn_id = response.json()["turnId"]
+    Turn.objects.filter(id=turn_id).update(model_option="offline")
+    run_turn(turn_id, client=client, clock=Clock())
+    return turn_id
+
+
+def blocks_sent(request) -> list[str]:
+    return [item.text for item in request.history if item.text.startswith(OPENING_TAG)]
+
+
+@pytest.mark.parametrize("action", [regenerate, edit])
+def test_a_card_decided_before_a_redo_is_told_to_the_new_turn_once(owner, answered, notes, action):
+    card = delete_card(owner, notes["zurich"], thread=Thread.objects.get(id=answered.thread_id))
+    confirm(owner, card)
+    client = ScriptedClient(say("Noted."))
+    answer_with(owner, action(owner, answered.thread_id), client)
+    [block] = blocks_sent(client.requests[0])
+    assert str(card.id) in block and '"kind": "confirmed"' in block
+    last_two = [item.text for item in client.requests[0].history[-2:]]
+    # An edit: told before the new message; a regenerate: after the message answered again.
+    assert last_two == ([block, "Changed question"] if action is edit else ["First question", block])
+    # Told once, and never a previous version: a second regenerate still sends it, and no new block.
+    again = ScriptedClient(say("Noted again."))
+    answer_with(owner, regenerate(owner, answered.thread_id), again)
+    assert blocks_sent(again.requests[0]) == [block]
+    assert Message.objects.filter(role=Message.Role.EVENT, superseded_at__isnull=True).count() == 1
+
+
+def test_a_regenerated_turn_proposes_its_card_on_the_stream_like_any_turn(owner, notes):
+    first = play(owner, ScriptedClient(call(("delete_note", {"note_id": notes["zurich"].id})), say("Proposed.")),
+                 message="Delete Zurich")
+    old_card = ActionCard.objects.get(turn_id=first.id)
+    client = ScriptedClient(call(("delete_note", {"note_id": notes["zurich"].id})), say("Proposed again."))
+    turn_id = answer_with(owner, regenerate(owner, first.thread_id), client)
+    new_card = ActionCard.objects.get(turn_id=turn_id)
+    events, ended = progress.turn_events(turn_id, Cursor())
+    proposed = [event.data for event in events if event.name == "card_proposed"]
+    assert ended and [card["id"] for card in proposed] == [str(new_card.id)]
+    assert proposed[0]["status"] == "pending" and proposed[0]["toolCallId"]
+    # The superseded reply's card is not decided for the person: it stays
+    # decidable (shown in its own version); once one card has deleted the
+    # note, the other can no longer do anything (its data changed).
+    assert ActionCard.objects.get(id=old_card.id).status == ActionCard.Status.PENDING
+    response = owner.client.post(f"/api/cards/{old_card.id}/confirm", {"hash": old_card.snapshot_hash},
+                                 format="json")
+    assert response.status_code == 200 and response.json()["status"] == "confirmed"
+    assert not Note.objects.filter(id=notes["zurich"].id).exists()
+    stale = owner.client.post(f"/api/cards/{new_card.id}/confirm", {"hash": new_card.snapshot_hash}, format="json")
+    assert stale.status_code == 409 and stale.json()["code"] == "stale"

@@ -78,7 +78,7 @@ def test_a_cards_outcome_is_announced(browser, owner):
     page = browser.page(owner)
     page.goto(f"/c/{thread.id}/")
     page.get_by_role("button", name="Cancel").click()
-    page.wait_for_function(f"() => {ANNOUNCER} === 'Card cancelled.'")
+    page.wait_for_function(f"() => {ANNOUNCER} === 'Card cancelled. You cancelled it; nothing was done.'")
     card.refresh_from_db()
     assert card.status == ActionCard.Status.CANCELLED
     assert_accessible(page, "a cancelled card")
