@@ -1,6 +1,6 @@
 from django.urls import path
 
-from web import organization, tokens, views
+from web import organization, telegram_link, tokens, views
 
 urlpatterns = [
     path("", views.chat, name="web-chat"),
@@ -22,6 +22,7 @@ urlpatterns = [
     path("tokens/", tokens.token_list, name="web-tokens"),
     path("tokens/new", tokens.token_create, name="web-token-create"),
     path("tokens/<uuid:public_id>/revoke", tokens.token_revoke, name="web-token-revoke"),
+    path("telegram/link/", telegram_link.link_page, name="telegram-link"),
     path("login/", views.login, name="login"),
     path("logout/", views.logout, name="logout"),
 ]
