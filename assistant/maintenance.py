@@ -34,6 +34,7 @@ from django.utils import timezone
 
 from assistant.loop import NOTICES, RELEASE, STUCK, Outcome, finish_turn
 from assistant.models import Erasure, Turn
+from config.celery import app, ensure_broker_folders
 from conversations.models import Thread
 from organizations.personal_data import ErasureProgress, close_access, erase_user
 
@@ -43,6 +44,9 @@ logger = logging.getLogger("assistant.jobs")
 PER_RUN = 500
 # A re-enqueue is published once; a turn published this many times is not again.
 MAX_ENQUEUES = 2
+# The erasure task, published by its name: its module (maintenance_tasks) imports this one, so
+# this one does not import it back; the task declares itself under this same name.
+ERASE_USER_TASK = "assistant.erase_user"
 
 
 def _log_job(job: str, started: float, **counts: int) -> None:
@@ -125,7 +129,6 @@ def sweep_queued_turns(now: datetime | None = None) -> SweepResult:
 
 def _requeue(turn_id: UUID, now: datetime) -> bool:
     from assistant.tasks import run_turn_task
-    from config.celery import ensure_broker_folders
 
     # Race: two sweepers publishing the same turn. The conditional update lets
     # one claim the re-enqueue (a duplicate would be harmless anyway: a turn is
@@ -208,13 +211,13 @@ def erasure_start(user, *, requested_by=None) -> Erasure:
 
 
 def enqueue_erasure(erasure_id: UUID, *, countdown: float = 0) -> None:
-    from assistant.maintenance_tasks import erase_user_task
-    from config.celery import ensure_broker_folders
-
+    """Publish one batch of the erasure. By name: the signature goes through the
+    registered task when this process has imported it, else straight to the broker."""
     try:
         ensure_broker_folders()
-        erase_user_task.apply_async(args=[str(erasure_id)], countdown=countdown, retry=True,
-                                    retry_policy={"max_retries": 2})
+        app.signature(ERASE_USER_TASK, args=[str(erasure_id)]).apply_async(
+            countdown=countdown, retry=True, retry_policy={"max_retries": 2}
+        )
     except Exception as error:  # the broker is down: continue_erasures takes it up later
         logger.warning("erasure_enqueue_failed",
                        extra={"erasure_id": str(erasure_id), "error_type": type(error).__name__})

@@ -45,7 +45,7 @@ def purge_staff_accesses_task() -> int:
     return staff_accesses_purge()
 
 
-@shared_task(name="assistant.erase_user", soft_time_limit=300, time_limit=330, **JOB)
+@shared_task(name=maintenance.ERASE_USER_TASK, soft_time_limit=300, time_limit=330, **JOB)
 def erase_user_task(erasure_id: str) -> bool:
     """One batch, then the next one is scheduled until the erasure is done
     (later when a reply is being written into one of the person's threads)."""

@@ -9,7 +9,7 @@ from conversations.models import Message, Thread, ToolCall
 from conversations.selectors import threads_of
 from conversations.serializers import conversation_to_json
 from organizations.members import Member
-from organizations.personal_data import ErasureBlocked, iso
+from organizations.personal_data import ErasureBlocked, delete_in_order, iso
 
 ExportPrefetch = Callable[[Member], Prefetch]
 
@@ -72,17 +72,13 @@ def erase_conversations(user, batch_size: int) -> int:
     (tool calls, then messages, then threads), in every organization. A thread
     that is responding is left until its turn ends (ErasureBlocked)."""
     erasable = Thread.objects.filter(user=user).exclude(status=Thread.Status.RESPONDING)
-    deleted = 0
-    for rows in (
+    deleted = delete_in_order((
         ToolCall.objects.filter(message__thread__in=erasable),
         Message.objects.filter(thread__in=erasable),
         erasable,
-    ):
-        ids = list(rows.order_by("pk").values_list("pk", flat=True)[: batch_size - deleted])
-        if ids:
-            deleted += rows.model.objects.filter(pk__in=ids).delete()[0]
-        if deleted >= batch_size:
-            return deleted
+    ), batch_size)
+    if deleted >= batch_size:
+        return deleted
     if Thread.objects.filter(user=user, status=Thread.Status.RESPONDING).exists():
         raise ErasureBlocked(deleted)
     return deleted

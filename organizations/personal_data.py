@@ -19,13 +19,14 @@ SET_NULL (turns, ledger entries), so they stay with their costs and without
 the person.
 """
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from organizations.members import Member, member_from_membership
@@ -169,6 +170,20 @@ def erase_user(user, batch_size: int) -> ErasureProgress:
         get_user_model().objects.filter(pk=user.pk).delete()
         counts["user"] = 1
     return ErasureProgress(done=True, counts=counts)
+
+
+def delete_in_order(querysets: Iterable[QuerySet], batch_size: int) -> int:
+    """An eraser's usual body: delete up to `batch_size` rows of the querysets,
+    by primary key, taking them in order (the rows that point at others first),
+    and stop once the batch is full. Returns what Django deleted."""
+    deleted = 0
+    for rows in querysets:
+        ids = list(rows.order_by("pk").values_list("pk", flat=True)[: batch_size - deleted])
+        if ids:
+            deleted += rows.model.objects.filter(pk__in=ids).delete()[0]
+        if deleted >= batch_size:
+            break
+    return deleted
 
 
 def close_access(user) -> int:

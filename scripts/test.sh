@@ -25,6 +25,8 @@ mkdir -p .run
 
 echo "== ruff"
 .venv/bin/ruff check .
+echo "== import-linter: the layout of DESIGN.md (contracts in pyproject.toml)"
+.venv/bin/lint-imports --no-cache
 echo "== manage.py check, makemigrations --check"
 # Outside DEBUG the settings refuse to start without these (README, Configuration).
 CI_ENV=(SECRET_KEY=ci-check ASSISTANT_KEYS_SECRET=ci-check EMAIL_BACKEND=django.core.mail.backends.locmem.EmailBackend)

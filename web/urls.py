@@ -1,7 +1,7 @@
 from django.urls import path
 from django.views.i18n import JavaScriptCatalog
 
-from web import language, organization, tokens, views
+from web import language, organization, telegram_link, tokens, views
 
 urlpatterns = [
     path("", views.chat, name="web-chat"),
@@ -23,6 +23,7 @@ urlpatterns = [
     path("tokens/", tokens.token_list, name="web-tokens"),
     path("tokens/new", tokens.token_create, name="web-token-create"),
     path("tokens/<uuid:public_id>/revoke", tokens.token_revoke, name="web-token-revoke"),
+    path("telegram/link/", telegram_link.link_page, name="telegram-link"),
     path("language", language.choose_language, name="web-language"),
     # The browser script's strings (locale/*/LC_MESSAGES/djangojs.po) as a script.
     path("jsi18n/", JavaScriptCatalog.as_view(packages=["web"]), name="web-jsi18n"),

@@ -2,7 +2,7 @@
 their notes, the e-mails they sent, the messages they received."""
 
 from organizations.members import Member
-from organizations.personal_data import iso
+from organizations.personal_data import delete_in_order, iso
 from workspace.models import InboxMessage, Note, SentEmail
 
 
@@ -37,18 +37,11 @@ def export_inbox(member: Member) -> list[dict]:
 
 def erase_workspace(user, batch_size: int) -> int:
     """Up to `batch_size` of the person's notes, sent e-mails and received messages."""
-    deleted = 0
-    for rows in (
+    return delete_in_order((
         Note.objects.filter(owner=user),
         SentEmail.objects.filter(sender=user),
         InboxMessage.objects.filter(recipient=user),
-    ):
-        ids = list(rows.order_by("pk").values_list("pk", flat=True)[: batch_size - deleted])
-        if ids:
-            deleted += rows.model.objects.filter(pk__in=ids).delete()[0]
-        if deleted >= batch_size:
-            break
-    return deleted
+    ), batch_size)
 
 
 def register() -> None:

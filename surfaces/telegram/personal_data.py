@@ -1,7 +1,7 @@
 """The Telegram surface's part of a person's export and erasure."""
 
 from organizations.members import Member
-from organizations.personal_data import iso
+from organizations.personal_data import delete_in_order, iso
 from surfaces.telegram.models import LinkCode, StreamedReply, TelegramLink
 
 
@@ -15,18 +15,11 @@ def export_links(member: Member) -> list[dict]:
 
 def erase_links(user, batch_size: int) -> int:
     """Links, codes and replies still being streamed to the person's chats."""
-    deleted = 0
-    for rows in (
+    return delete_in_order((
         StreamedReply.objects.filter(turn__user=user),
         TelegramLink.objects.filter(user=user),
         LinkCode.objects.filter(user=user),
-    ):
-        ids = list(rows.order_by("pk").values_list("pk", flat=True)[: batch_size - deleted])
-        if ids:
-            deleted += rows.model.objects.filter(pk__in=ids).delete()[0]
-        if deleted >= batch_size:
-            break
-    return deleted
+    ), batch_size)
 
 
 def register() -> None:

@@ -4,5 +4,4 @@ from surfaces.telegram import views
 
 urlpatterns = [
     path("webhook", views.webhook, name="telegram-webhook"),
-    path("link/", views.link_page, name="telegram-link"),
 ]

@@ -1,4 +1,5 @@
-"""The webhook Telegram posts updates to, and the browser page that links an account."""
+"""The webhook Telegram posts updates to. (The browser page that links an account is
+a page of the browser UI: web/telegram_link.py.)"""
 
 import hmac
 import json
@@ -6,15 +7,11 @@ import logging
 
 from django.conf import settings
 from django.http import Http404, JsonResponse
-from django.shortcuts import redirect, render
 from django.views.decorators.csrf import csrf_exempt
-from django.views.decorators.http import require_http_methods, require_POST
+from django.views.decorators.http import require_POST
 
-from surfaces.telegram import linking
 from surfaces.telegram.handlers import record_received
 from surfaces.telegram.models import ReceivedUpdate
-from web.members import member_required
-from web.views import shell_context, with_csp
 
 logger = logging.getLogger("surfaces.telegram")
 
@@ -71,29 +68,3 @@ def _enqueue(update: dict) -> None:
         args=[update], retry=True,
         retry_policy={"max_retries": 1, "interval_start": 0, "interval_step": 0.5, "interval_max": 0.5},
     )
-
-
-@require_http_methods(["GET", "POST"])
-@member_required
-@with_csp
-def link_page(request):
-    """Shows the link; POST `action=code` issues a one-time code (shown once),
-    `action=unlink` removes the link."""
-    member = request.member
-    issued = None
-    if request.method == "POST":
-        action = request.POST.get("action")
-        if action == "code":
-            issued = linking.link_code_create(member)
-        elif action == "unlink":
-            linking.link_remove(member)
-            return redirect("telegram-link")
-        else:
-            return render(request, "telegram/link.html", {**shell_context(request), "error": True}, status=400)
-    return render(request, "telegram/link.html", {
-        **shell_context(request),
-        "enabled": bool(settings.TELEGRAM_BOT_TOKEN),
-        "link": linking.link_for_member(member),
-        "issued": issued,
-        "minutes": settings.TELEGRAM_LINK_CODE_MINUTES,
-    })

@@ -231,7 +231,7 @@ def test_the_erasure_task_reschedules_itself_until_done(owner, colleague, settin
     populate(owner, "olivia")
     staff = User.objects.create_user("staff", is_staff=True)
     scheduled = []
-    monkeypatch.setattr(erase_user_task, "apply_async", lambda args, **options: scheduled.append(args[0]))
+    monkeypatch.setattr(erase_user_task, "apply_async", lambda args, kwargs=None, **options: scheduled.append(args[0]))
 
     with django_capture_on_commit_callbacks(execute=True):
         erasure = maintenance.erasure_start(owner.user, requested_by=staff)
@@ -250,7 +250,7 @@ def test_the_erasure_task_reschedules_itself_until_done(owner, colleague, settin
 
 def test_continue_erasures_enqueues_the_stalled_ones_only(owner, colleague, settings, monkeypatch):
     scheduled = []
-    monkeypatch.setattr(erase_user_task, "apply_async", lambda args, **options: scheduled.append(args[0]))
+    monkeypatch.setattr(erase_user_task, "apply_async", lambda args, kwargs=None, **options: scheduled.append(args[0]))
     stalled = Erasure.objects.create(user=owner.user, subject_id=owner.user.pk,
                                      updated_at=timezone.now() - timedelta(hours=1))
     Erasure.objects.create(user=colleague.user, subject_id=colleague.user.pk, updated_at=timezone.now())
@@ -292,7 +292,7 @@ def test_staff_download_a_person_export_from_the_users_admin(staff_client, owner
 
 def test_staff_start_an_erasure_from_the_admin(staff_client, owner, monkeypatch):
     scheduled = []
-    monkeypatch.setattr(erase_user_task, "apply_async", lambda args, **options: scheduled.append(args[0]))
+    monkeypatch.setattr(erase_user_task, "apply_async", lambda args, kwargs=None, **options: scheduled.append(args[0]))
     response = staff_client.post("/admin/auth/user/", {
         "action": "erase_personal_data", "_selected_action": [owner.user.pk],
     })
@@ -310,7 +310,7 @@ def test_staff_start_an_erasure_from_the_admin(staff_client, owner, monkeypatch)
 
 
 def test_starting_an_erasure_deletes_the_persons_sessions_and_tokens_only(owner, colleague, monkeypatch):
-    monkeypatch.setattr(erase_user_task, "apply_async", lambda args, **options: None)
+    monkeypatch.setattr(erase_user_task, "apply_async", lambda args, kwargs=None, **options: None)
     browsers = [Client(), Client(), Client()]
     for browser, person in zip(browsers, (owner, owner, colleague), strict=True):
         browser.force_login(person.user)
@@ -347,3 +347,12 @@ def test_a_session_saved_by_async_code_names_its_person_too(owner):
     async_to_sync(session.asave)()
 
     assert PersonSession.objects.get(session_key=session.session_key).user_id == owner.user.pk
+
+
+def test_a_session_row_decodes_through_the_engines_store(owner):
+    browser = Client()
+    browser.force_login(owner.user)
+
+    row = PersonSession.objects.get(session_key=browser.session.session_key)
+
+    assert row.get_decoded()[SESSION_KEY] == str(owner.user.pk)

@@ -1,0 +1,63 @@
+"""No import cycle between any two of our modules, across packages too.
+
+import-linter's contracts (pyproject.toml, `lint-imports` in `make test`) keep
+the layers; its `acyclic_siblings` looks inside one package at a time, so a
+cycle through two packages (config's celery.py imports the assistant, which
+imports config) is this test's to find.
+"""
+
+import tomllib
+from pathlib import Path
+
+import grimp
+
+PYPROJECT = Path(__file__).resolve().parent.parent / "pyproject.toml"
+
+
+def our_packages() -> list[str]:
+    with PYPROJECT.open("rb") as file:
+        return tomllib.load(file)["tool"]["importlinter"]["root_packages"]
+
+
+def import_cycles(graph: grimp.ImportGraph) -> set[tuple[str, ...]]:
+    """Every cycle that some direct import closes, as its shortest loop of
+    modules, starting from its smallest name (so each cycle is listed once)."""
+    cycles = set()
+    for importer in graph.modules:
+        for imported in graph.find_modules_directly_imported_by(importer):
+            back = graph.find_shortest_chain(importer=imported, imported=importer)
+            if back:
+                loop = (importer, *back[:-1])
+                start = loop.index(min(loop))
+                cycles.add(loop[start:] + loop[:start])
+    return cycles
+
+
+def graph_of(*imports: tuple[str, str]) -> grimp.ImportGraph:
+    graph = grimp.ImportGraph()
+    for importer, imported in imports:
+        graph.add_import(importer=importer, imported=imported)
+    return graph
+
+
+def test_no_import_cycle_between_our_modules():
+    graph = grimp.build_graph(*our_packages(), cache_dir=None)  # imports inside functions count too
+    assert import_cycles(graph) == set()
+
+
+def test_a_cycle_through_two_packages_is_found():
+    graph = graph_of(
+        ("config.celery", "assistant.providers"), ("assistant.providers", "config.celery"),
+        ("assistant.loop", "assistant.providers"),
+    )
+    assert import_cycles(graph) == {("assistant.providers", "config.celery")}
+
+
+def test_a_longer_cycle_is_found_once_and_imports_that_only_point_down_are_not_cycles():
+    graph = graph_of(
+        ("web.views", "assistant.chat"), ("assistant.chat", "assistant.tasks"),
+        ("assistant.tasks", "assistant.loop"), ("assistant.loop", "assistant.chat"),
+        ("assistant.loop", "conversations.models"), ("web.views", "conversations.models"),
+    )
+    assert import_cycles(graph) == {("assistant.chat", "assistant.tasks", "assistant.loop")}
+    assert import_cycles(graph_of(("web.views", "assistant.chat"), ("assistant.chat", "conversations.models"))) == set()
