@@ -1,3 +1,5 @@
+import os
+
 from django.apps import AppConfig
 
 
@@ -10,5 +12,10 @@ class TelegramSurfaceConfig(AppConfig):
 
     def ready(self) -> None:
         from surfaces.telegram import personal_data
+
+        # python-telegram-bot's coming behaviour, now: durations such as a 429's
+        # retry_after are timedeltas (tasks.retry_delay reads both), without a
+        # deprecation warning at every 429.
+        os.environ.setdefault("PTB_TIMEDELTA", "true")
 
         personal_data.register()
