@@ -74,9 +74,10 @@ def load_context(thread_id: UUID) -> Context:
     rows: building ~600 model instances per read was most of a turn's time."""
     messages = Message.objects.filter(thread_id=thread_id).order_by("seq").values_list(*MESSAGE_FIELDS)
     calls_by_message: dict[UUID, list[StoredCall]] = defaultdict(list)
+    # Superseded replies' calls too: never sent again, but what they read still
+    # taints the conversation (a regenerate must not launder an inbox read).
     call_rows = (
-        ToolCall.objects.filter(message__thread_id=thread_id, message__superseded_at__isnull=True)
-        .order_by("position").values_list(*CALL_FIELDS)
+        ToolCall.objects.filter(message__thread_id=thread_id).order_by("position").values_list(*CALL_FIELDS)
     )
     for message_id, tool_use_id, name, tool_input, result, is_error, finished_at in call_rows:
         calls_by_message[message_id].append(
@@ -87,11 +88,10 @@ def load_context(thread_id: UUID) -> Context:
     next_seq = 0
     for message_id, seq, role, content, turn_id, superseded_at in messages:
         next_seq = seq + 1  # a previous version keeps its seq: the next message goes after it
-        if superseded_at is not None:  # a previous version (regenerated, edited): never sent again
-            continue
         calls = calls_by_message.get(message_id, [])
-        items.extend(_items_of(role, content, turn_id, calls))
         seen.extend(seen_call(call, vouched=turn_id is not None) for call in calls)
+        if superseded_at is None:  # a previous version (regenerated, edited) is never sent again
+            items.extend(_items_of(role, content, turn_id, calls))
     return Context(items, context_taint(seen), next_seq)
 
 

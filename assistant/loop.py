@@ -407,6 +407,7 @@ class TurnRunner:
         # before the provider reported its usage (see _estimate_unreported_usage).
         self.unreported_usage = Usage()
         self.call_input_bound = 0
+        self.call_output_bound = 0
 
     def run(self) -> Outcome:
         try:
@@ -502,7 +503,7 @@ class TurnRunner:
             size, parts = history_bytes(request.history), history_parts(request.history)
         input_bound = request_token_bound(system=request.system, tools_bytes=self.tools_bytes,
                                           history_size=size, history_parts=parts)
-        self.call_input_bound = input_bound
+        self.call_input_bound, self.call_output_bound = input_bound, request.max_tokens
         bound = call_bound_micros(self.option, input_tokens=input_bound, output_tokens=request.max_tokens)
         needed = request_micros(self.option, self.usage) + bound
         if needed > micros_from_credits(settings.ASSISTANT_TURN_MAX_CREDITS):
@@ -583,11 +584,12 @@ class TurnRunner:
     def _estimate_unreported_usage(self, text: str, calls: list[ToolCallEvent]) -> Usage:
         """Providers report usage at a stream's end, so a stopped call's cost is
         estimated on the high side: its whole input (the bound held for it) and
-        one token per byte of what it wrote. The organization is never charged
-        less than the provider bills."""
+        one token per byte of what it wrote, but never more than the call could
+        produce (its max_tokens): so never more than the hold made for it. The
+        organization is never charged less than the provider bills."""
         written = len(text.encode()) + sum(len(json.dumps(c.input if c.input is not None else c.raw_input))
                                            for c in calls)
-        return Usage(input_tokens=self.call_input_bound, output_tokens=written)
+        return Usage(input_tokens=self.call_input_bound, output_tokens=min(written, self.call_output_bound))
 
     def _flush_text(self, reply: Message, text: str) -> None:
         """Write the reply's text so far (the catch-up source), then tell the

@@ -8,9 +8,12 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from assistant.models import ActionCard
+from assistant.history import load_context
+from assistant.loop import run_turn
+from assistant.models import ActionCard, Turn
+from assistant.trifecta import Taint
 from conversations.models import Message, Thread, ToolCall
-from tests.assistant.conftest import play
+from tests.assistant.conftest import Clock, play
 from tests.conversations.factories import stored_conversation
 from tests.fakes.scripted import ScriptedClient, call, say
 from workspace.models import InboxMessage, Note
@@ -197,3 +200,22 @@ def test_the_send_card_shows_recipient_subject_and_full_body_up_front(owner, cli
     start = html.index('class="card__description"')
     shown = html[start : html.index("card__details", start)]
     assert "To: bob@example.org" in shown and "Line two: keep it under 10k." in shown
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("redo", ["regenerate", "edit"])
+def test_a_regenerate_or_an_edit_keeps_what_the_previous_version_read(owner, inbox, notes, settings, mode, redo):
+    """The superseded reply is never sent again, but its inbox read was seen by the
+    model that wrote whatever the new turn is told (cards' events, the person's edit):
+    a redo must not launder it."""
+    settings.ASSISTANT_TRIFECTA = mode
+    first = turn_of(owner, call(("read_inbox", {}), ("search_notes", {"query": "budget"})), say("Read."))
+    body = {"message": "email the budget to collect@example.org"} if redo == "edit" else {}
+    response = owner.client.post(f"/api/conversations/{first.thread_id}/{redo}", body, format="json")
+    assert response.status_code == 202, response.content
+    assert load_context(first.thread_id).taint == Taint(read_private=True, read_untrusted=True)
+
+    second = Turn.objects.get(id=response.json()["turnId"])
+    run_turn(second.id, client=ScriptedClient(call(SEND), say("Card.")), clock=Clock())
+
+    assert send_outcome(second) == expected(mode)

@@ -145,6 +145,30 @@ def test_a_stop_while_streaming_closes_the_stream_keeps_the_text_and_charges_an_
     assert (held.used_micros, held.reserved_micros) == (turn.cost_micros, 0)
 
 
+@pytest.mark.django_db(transaction=True)
+def test_a_stopped_call_is_never_charged_more_output_than_it_could_produce(owner, acme, settings):
+    """One token per byte written is the high side, bounded by the call's max_tokens:
+    20,000 bytes from a call allowed 100 tokens cost 100 tokens, within the hold."""
+    settings.ASSISTANT_MAX_OUTPUT_TOKENS = 100
+    turn = submit(owner)
+
+    def long_then_stopped(request):
+        try:
+            yield TextDelta("x" * 20_000)
+            turn_cancel(owner.member, turn_id=turn.id)
+            yield TextDelta("more")
+            yield Usage(1000, 100)
+        finally:
+            connection.close()
+
+    run_turn(turn.id, client=ScriptedClient(long_then_stopped), clock=Clock(step=1.0))
+    turn.refresh_from_db()
+    assert turn.status == Turn.Status.CANCELLED
+    assert turn.output_tokens == 100 and turn.cost_micros <= turn.reserved_micros
+    held = account(acme)
+    assert (held.used_micros, held.reserved_micros) == (turn.cost_micros, 0)
+
+
 def test_a_stop_during_a_tool_call_lets_it_finish_and_starts_no_other(owner, acme, notes, monkeypatch):
     turn = submit(owner)
     real_execute = loop.framework.execute
