@@ -7,6 +7,10 @@ import { gettext, interpolate } from './i18n.js';
 const csrfToken = () => document.querySelector('meta[name="csrf-token"]')?.content ?? '';
 const organization = () => document.body.dataset.organization ?? '';
 
+const unreachable = (status, code) => ({
+  ok: false, status, data: { code, detail: gettext('The server could not be reached. Check your connection and try again.') },
+});
+
 export async function api(method, url, body) {
   const headers = { Accept: 'application/json', 'X-CSRFToken': csrfToken() };
   if (organization()) headers['X-Organization'] = organization();
@@ -18,11 +22,15 @@ export async function api(method, url, body) {
       body: body === undefined ? undefined : JSON.stringify(body),
     });
   } catch {
-    return { ok: false, status: 0, data: { code: 'network', detail: gettext('The server could not be reached. Check your connection and try again.') } };
+    return unreachable(0, 'network');
   }
   let data = null;
   if (response.status !== 204) {
     try { data = await response.json(); } catch { data = null; }
+  }
+  // A success must carry its JSON (a server restarting or a proxy can answer 200 with a page).
+  if (response.ok && response.status !== 204 && data === null) {
+    return unreachable(response.status, 'bad_response');
   }
   if (!response.ok && !(data && typeof data.detail === 'string')) {
     data = { code: `http_${response.status}`, detail: interpolate(gettext('Something went wrong (error %(status)s). Please try again.'), { status: response.status }) };
