@@ -92,7 +92,7 @@ class ConversationListView(MemberAPIView):
     @extend_schema(
         operation_id="conversations_list", parameters=[ORGANIZATION_PARAMETER, SEARCH_PARAMETER],
         responses=ConversationSummarySerializer(many=True),
-        extensions=errors("invalid_page", "not_found", "query_too_long"),
+        extensions=errors("invalid_page", "not_found", "query_too_long", "invalid_query"),
         description="The person's conversations, most recent first. A page past the last one is 404 `not_found`.",
     )
     def get(self, request):
@@ -100,6 +100,8 @@ class ConversationListView(MemberAPIView):
         if len(query) > selectors.SEARCH_MAX_CHARS:
             raise bad_request("query_too_long", f"The search is limited to {selectors.SEARCH_MAX_CHARS} characters.",
                               {"q": ["Too long."]})
+        if "\x00" in query:  # PostgreSQL text can't hold it: refused here, not a 500 there
+            raise bad_request("invalid_query", "The search can't contain a NUL character.", {"q": ["NUL character."]})
         threads = selectors.thread_search(self.member, query) if query else selectors.thread_list(self.member)
         paginator = self.pagination_class()
         page = paginator.paginate_queryset(threads, request, view=self)

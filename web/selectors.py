@@ -68,7 +68,8 @@ def sidebar(member: Member, *, pages: int = 1, query: str = "", current_id: str 
     in it (last) and highlighted."""
     now = now or timezone.now()
     limit = max(1, pages) * SIDEBAR_PAGE
-    query = query.strip()[:conversation_selectors.SEARCH_MAX_CHARS]
+    # The search box can't type a NUL; a crafted URL's is dropped (PostgreSQL text can't hold it).
+    query = query.replace("\x00", "").strip()[:conversation_selectors.SEARCH_MAX_CHARS]
     if query:
         listed = conversation_selectors.thread_search(member, query)
     else:

@@ -139,6 +139,20 @@ def test_a_search_too_long_is_a_400(owner):
     assert response.status_code == 400 and response.json()["code"] == "query_too_long"
 
 
+@pytest.mark.parametrize("query", ["a\x00b", "\x00"])
+def test_a_search_with_a_nul_is_a_400_not_a_database_error(owner, library, query):
+    # PostgreSQL text can't hold a NUL: it must be refused before the query.
+    response = owner.client.get(LIST_URL, {"q": query})
+    assert response.status_code == 400 and response.json()["code"] == "invalid_query"
+
+
+def test_the_sidebar_drops_a_nul_from_a_crafted_url(owner, library):
+    from tests.web.conftest import web_client
+
+    response = web_client(owner).get("/conversations/list", {"q": "zur\x00ich"})
+    assert response.status_code == 200 and "Zurich" in response.content.decode()
+
+
 def test_search_runs_a_constant_number_of_queries(owner, django_assert_num_queries):
     for count in (1, 20):
         Thread.objects.all().delete()
