@@ -101,8 +101,9 @@ VERSIONS = ("The replaced messages stay in the StoredConversation with `supersed
             "never sent to the model again); the new version follows them. An edit supersedes the message and its "
             "reply at the same instant, so replies superseded earlier are that message's regenerated ones. "
             "Application events (`role: event`) are never superseded, and cards decided since the last turn are "
-            "told to the new turn as to any other. A pending card of a superseded reply stays pending: the person "
-            "may still confirm or cancel it.")
+            "told to the new turn as to any other. A pending card of the replaced reply is withdrawn (status "
+            "`cancelled`, `error` saying so), so that the new version proposing the same action can't have it "
+            "done twice; it is not told to the model.")
 
 
 class RegenerateView(MemberAPIView):

@@ -49,6 +49,8 @@ STALE_ERROR = (
     "so nothing was done. The person can ask again."
 )
 PERFORM_CRASHED = "The action failed unexpectedly; it may not have been completed."
+# A pending card of a reply the person regenerated or edited (cards_withdraw).
+WITHDRAWN_ERROR = "Withdrawn: the reply that proposed it was regenerated or edited before anyone decided."
 INTERRUPTED_ERROR = (
     "The action was interrupted before its outcome was recorded: it may or may not have been done. "
     "It was not retried."
@@ -327,6 +329,26 @@ def _record_outcome(card_id: UUID, *, result: Any = None, error: str = "") -> No
 
 
 # --- Application events ----------------------------------------------------------
+
+
+def cards_withdraw(thread_id: UUID, message_ids: list[UUID], now: datetime) -> list[UUID]:
+    """The pending cards proposed in these (superseded) replies, withdrawn:
+    regenerating or editing replaces what the reply proposed, so a card left
+    pending there can't do a second time what the new version proposes again.
+    Never told to the model (the proposal is no longer in what it is sent).
+    Call it under the thread's lock; a confirm that took a card's row first
+    keeps it (this update skips rows no longer pending). Returns their ids."""
+    cards = ActionCard.objects.filter(thread_id=thread_id, status=Status.PENDING, tool_call__message_id__in=message_ids)
+    withdrawn = list(cards.values_list("id", flat=True))
+    ActionCard.objects.filter(id__in=withdrawn, status=Status.PENDING).update(
+        status=Status.CANCELLED, decided_at=now, error=WITHDRAWN_ERROR, event_delivered_at=now)
+    return withdrawn
+
+
+def cards_restore(card_ids: list[UUID]) -> None:
+    """Undo cards_withdraw (the redo that withdrew them was undone)."""
+    ActionCard.objects.filter(id__in=card_ids, error=WITHDRAWN_ERROR).update(
+        status=Status.PENDING, decided_at=None, error="", event_delivered_at=None)
 
 
 def events_for_next_turn(thread_id: UUID, *, now: datetime | None = None) -> str:

@@ -15,7 +15,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from assistant.cards import events_for_next_turn
+from assistant.cards import cards_restore, cards_withdraw, events_for_next_turn
 from assistant.history import history_bytes, load_history, uses_window
 from assistant.models import Turn
 from assistant.org_models import option_for_member
@@ -110,9 +110,10 @@ def _redo(member: Member, *, conversation_id: UUID, new_text: str | None) -> Sub
                                           superseded_at__isnull=True).exclude(role=Message.Role.EVENT)
         superseded_ids = list(replaced.values_list("id", flat=True))
         replaced.update(superseded_at=now)
-        # Cards decided since the last turn (one of the replaced reply's too) are
-        # told to this turn, as to any new turn: before the edited message, or
-        # after the message whose reply is regenerated.
+        withdrawn = cards_withdraw(thread.id, superseded_ids, now)
+        # Cards decided since the last turn (one of the replaced reply's too, but
+        # not the ones withdrawn just now) are told to this turn, as to any new
+        # turn: before the edited message, or after the message whose reply is regenerated.
         _deliver_card_events(member, thread, turn_id)
         user_message = last
         if new_text is not None:
@@ -130,6 +131,7 @@ def _redo(member: Member, *, conversation_id: UUID, new_text: str | None) -> Sub
         transaction.on_commit(lambda: _enqueue_or_note(turn.id, enqueue_error))
     if enqueue_error and chat_undo(turn_id=turn.id, thread_id=thread.id, restore=before):
         Message.objects.filter(id__in=superseded_ids).update(superseded_at=None)
+        cards_restore(withdrawn)
         raise QueueUnavailable from enqueue_error[0]
     return SubmittedTurn(thread_id=thread.id, turn_id=turn.id, message_id=user_message.client_id)
 

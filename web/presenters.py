@@ -14,6 +14,7 @@ from django.utils.dateformat import format as format_date
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext
 
+from assistant.cards import WITHDRAWN_ERROR
 from web.markdown import render_markdown
 
 # Longer results start collapsed in the page (the person can expand them).
@@ -83,6 +84,11 @@ class CardView:
     @property
     def is_pending(self) -> bool:
         return self.status == "pending"
+
+    @property
+    def withdrawn(self) -> bool:
+        """Cancelled by a regenerate or an edit of the reply that proposed it."""
+        return self.status == "cancelled" and self.error == WITHDRAWN_ERROR
 
 
 @dataclass

@@ -8,7 +8,7 @@ import { api, el, fragment, parseFragment } from './api.js';
 import { gettext, interpolate } from './i18n.js';
 import { enhanceMessages } from './content.js';
 import {
-  addLiveVersion, chosenVersions, currentVersionOf, initVersions, notePendingCardsIn, restoreVersions,
+  addLiveVersion, chosenVersions, currentVersionOf, initVersions, restoreVersions,
 } from './versions.js';
 
 const ERRORS = {
@@ -396,7 +396,6 @@ export function initChat() {
       messages.replaceChildren(parseFragment(html));
       enhanceMessages(messages);
       restoreVersions(messages, chosen);
-      notePendingCardsIn(messages);
       addRedoButtons();
       messages.dataset.runningTurn = '';
       for (const id of open) byData(messages, 'tool-call-id', id)?.setAttribute('open', '');
@@ -474,7 +473,6 @@ export function initChat() {
   });
 
   initVersions(messages, announce);
-  notePendingCardsIn(messages);
   enhanceMessages(messages);
   addRedoButtons();
   input.value = storage((store) => store.getItem(draftKey(state.conversationId))) ?? '';

@@ -10,10 +10,6 @@ const LABEL = (number, count) => ({
   short: `${number} / ${count}`,
   long: interpolate(gettext('Version %(number)s of %(count)s'), { number, count }),
 });
-// Under a pager: the other versions holding a card still to decide (it stays decidable there).
-const PENDING_ELSEWHERE = (numbers) => (numbers.length === 1
-  ? interpolate(gettext('A card to decide in version %(number)s'), { number: numbers[0] })
-  : interpolate(gettext('Cards to decide in versions %(numbers)s'), { numbers: numbers.join(', ') }));
 
 const versionsOf = (set) => [...set.children].filter((node) => node.matches('.version'));
 const pagerOf = (version) => [...version.children].find((node) => node.matches('[data-pager]'));
@@ -37,31 +33,6 @@ function renumber(set) {
 function show(set, target) {
   versionsOf(set).forEach((version) => { version.hidden = version !== target; });
   collapseLongIn(target); // measured now that it is shown
-  notePendingCards(set);
-}
-
-// Computed from the cards as they are on the page, so that it never outlives a decision.
-function notePendingCards(set) {
-  const versions = versionsOf(set);
-  const pending = versions.map((version, index) => (version.querySelector('.card--pending') ? index + 1 : 0));
-  versions.forEach((version, index) => {
-    const pager = pagerOf(version);
-    if (!pager) return;
-    const others = pending.filter((number) => number && number !== index + 1);
-    let note = pager.querySelector('[data-pager-note]');
-    if (!others.length) { note?.remove(); return; }
-    if (!note) {
-      note = document.createElement('span');
-      note.className = 'pager__note';
-      note.dataset.pagerNote = '';
-      pager.append(note);
-    }
-    note.textContent = PENDING_ELSEWHERE(others);
-  });
-}
-
-export function notePendingCardsIn(root) {
-  root.querySelectorAll('.versions').forEach(notePendingCards);
 }
 
 // One step back or forward; focus stays on the pager (on the other arrow at either end).
@@ -124,11 +95,6 @@ export function restoreVersions(messages, chosen) {
 }
 
 export function initVersions(messages, announce) {
-  // A card decided (ui.js replaces it with the server's new rendering): the notes follow.
-  new MutationObserver((changes) => {
-    const cardChanged = changes.some((change) => [...change.addedNodes].some((node) => node.matches?.('.card')));
-    if (cardChanged) notePendingCardsIn(messages);
-  }).observe(messages, { childList: true, subtree: true });
   document.addEventListener('click', (event) => {
     const button = event.target.closest('[data-version-step]');
     if (button) step(button, announce);

@@ -6,6 +6,7 @@ import pytest
 
 from assistant import progress
 from assistant.app_events import OPENING_TAG
+from assistant.cards import WITHDRAWN_ERROR
 from assistant.history import load_history
 from assistant.loop import run_turn
 from assistant.models import ActionCard, Turn
@@ -172,13 +173,48 @@ def test_a_regenerated_turn_proposes_its_card_on_the_stream_like_any_turn(owner,
     proposed = [event.data for event in events if event.name == "card_proposed"]
     assert ended and [card["id"] for card in proposed] == [str(new_card.id)]
     assert proposed[0]["status"] == "pending" and proposed[0]["toolCallId"]
-    # The superseded reply's card is not decided for the person: it stays
-    # decidable (shown in its own version); once one card has deleted the
-    # note, the other can no longer do anything (its data changed).
-    assert ActionCard.objects.get(id=old_card.id).status == ActionCard.Status.PENDING
-    response = owner.client.post(f"/api/cards/{old_card.id}/confirm", {"hash": old_card.snapshot_hash},
-                                 format="json")
+    # The superseded reply's card is withdrawn: the new version proposes again,
+    # and two pending cards for one action could do it twice. It is not told to
+    # the model (its proposal is no longer in the history).
+    old_card.refresh_from_db()
+    assert (old_card.status, old_card.error) == (ActionCard.Status.CANCELLED, WITHDRAWN_ERROR)
+    assert old_card.event_delivered_at is not None
+    late = owner.client.post(f"/api/cards/{old_card.id}/confirm", {"hash": old_card.snapshot_hash}, format="json")
+    assert late.status_code == 409 and late.json()["code"] == "decided"
+    assert Note.objects.filter(id=notes["zurich"].id).exists()
+    response = owner.client.post(f"/api/cards/{new_card.id}/confirm", {"hash": new_card.snapshot_hash}, format="json")
     assert response.status_code == 200 and response.json()["status"] == "confirmed"
     assert not Note.objects.filter(id=notes["zurich"].id).exists()
-    stale = owner.client.post(f"/api/cards/{new_card.id}/confirm", {"hash": new_card.snapshot_hash}, format="json")
-    assert stale.status_code == 409 and stale.json()["code"] == "stale"
+
+
+def test_a_card_confirmed_before_the_regenerate_stays_confirmed_and_is_told(owner, notes):
+    first = play(owner, ScriptedClient(call(("delete_note", {"note_id": notes["zurich"].id})), say("Proposed.")),
+                 message="Delete Zurich")
+    card = ActionCard.objects.get(turn_id=first.id)
+    confirmed = owner.client.post(f"/api/cards/{card.id}/confirm", {"hash": card.snapshot_hash}, format="json")
+    assert confirmed.status_code == 200
+    client = ScriptedClient(say("Done already."))
+    answer_with(owner, regenerate(owner, first.thread_id), client)
+    card.refresh_from_db()
+    assert card.status == ActionCard.Status.CONFIRMED and card.error == ""
+    [block] = blocks_sent(client.requests[0])
+    assert str(card.id) in block and '"kind": "confirmed"' in block
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_undone_regenerate_gives_the_withdrawn_card_back(owner, notes, monkeypatch):
+    monkeypatch.setattr("assistant.chat.enqueue_turn", lambda turn_id: None)
+    first = play(owner, ScriptedClient(call(("delete_note", {"note_id": notes["zurich"].id})), say("Proposed.")),
+                 message="Delete Zurich")
+    card = ActionCard.objects.get(turn_id=first.id)
+
+    def broker_down(turn_id):
+        raise OSError("broker down")
+
+    monkeypatch.setattr("assistant.chat.enqueue_turn", broker_down)
+    response = owner.client.post(f"/api/conversations/{first.thread_id}/regenerate", format="json")
+    assert response.status_code == 503 and response.json()["code"] == "queue_unavailable"
+    card.refresh_from_db()
+    assert (card.status, card.error, card.decided_at, card.event_delivered_at) == (
+        ActionCard.Status.PENDING, "", None, None)
+    assert not Message.objects.filter(thread_id=first.thread_id, superseded_at__isnull=False).exists()
