@@ -10,15 +10,14 @@ Rows never carry what was seen, only its kind and id.
 """
 
 import logging
-import time
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import transaction
 from django.utils import timezone
 
 from organizations.members import Member
 from organizations.models import Membership, StaffAccess
+from organizations.purge import purge_in_batches
 
 logger = logging.getLogger("organizations.access_log")
 
@@ -92,26 +91,10 @@ def forget_person(user, batch_size: int) -> int:
 def staff_accesses_purge(*, now: datetime | None = None, batch_size: int = PURGE_BATCH) -> int:
     """Delete the rows older than STAFF_ACCESS_RETENTION_DAYS, one transaction
     per batch (a long purge never holds the table). Returns how many.
-
-    Two runs at once are harmless: each deletes by id what it found, and a row
-    the other deleted first is simply not counted twice.
     """
-    started = time.monotonic()
     cutoff = (now or timezone.now()) - timedelta(days=settings.STAFF_ACCESS_RETENTION_DAYS)
-    deleted = batches = 0
-    while True:
-        with transaction.atomic():
-            ids = list(StaffAccess.objects.filter(at__lt=cutoff).order_by("pk").values_list("pk", flat=True)[
-                :batch_size])
-            if not ids:
-                break
-            deleted += StaffAccess.objects.filter(pk__in=ids).delete()[0]
-        batches += 1
-    logger.info("job_finished", extra={
-        "job": "purge_staff_accesses", "deleted": deleted, "batches": batches,
-        "duration_ms": round((time.monotonic() - started) * 1000),
-    })
-    return deleted
+    return purge_in_batches(StaffAccess.objects.filter(at__lt=cutoff), batch_size=batch_size,
+                            job="purge_staff_accesses", logger=logger)
 
 
 def register() -> None:

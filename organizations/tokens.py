@@ -7,7 +7,6 @@ both accepted. A token acts in its own organization only (organizations/api.py).
 """
 
 import logging
-import time
 from datetime import datetime, timedelta
 from uuid import UUID
 
@@ -24,6 +23,7 @@ from rest_framework.authentication import get_authorization_header
 
 from organizations.members import Member
 from organizations.models import ApiToken
+from organizations.purge import purge_in_batches
 
 logger = logging.getLogger("organizations.tokens")
 
@@ -124,23 +124,8 @@ def expired_tokens_purge(*, now: datetime | None = None, batch_size: int | None 
     never holds the table). Returns how many; logs counts only.
 
     knox deletes an expired token when it is presented again; this removes
-    the ones nobody presents. Two runs at once are harmless: each deletes by
-    digest what it found, and counts only what it deleted.
+    the ones nobody presents.
     """
-    started = time.monotonic()
-    now = now or timezone.now()
-    batch_size = batch_size or settings.API_TOKEN_PURGE_BATCH_SIZE
-    deleted = batches = 0
-    while True:
-        with transaction.atomic():
-            digests = list(ApiToken.objects.filter(expiry__lt=now).order_by("pk").values_list("pk", flat=True)[
-                :batch_size])
-            if not digests:
-                break
-            deleted += ApiToken.objects.filter(pk__in=digests).delete()[0]
-        batches += 1
-    logger.info("job_finished", extra={
-        "job": "purge_expired_tokens", "deleted": deleted, "batches": batches,
-        "duration_ms": round((time.monotonic() - started) * 1000),
-    })
-    return deleted
+    expired = ApiToken.objects.filter(expiry__lt=now or timezone.now())
+    return purge_in_batches(expired, batch_size=batch_size or settings.API_TOKEN_PURGE_BATCH_SIZE,
+                            job="purge_expired_tokens", logger=logger)
