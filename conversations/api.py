@@ -161,13 +161,7 @@ class ConversationDetailView(MemberAPIView):
         extensions=errors("not_found", "conversation_busy"),
     )
     def delete(self, request, conversation_id: str):
-        thread_id = parse_conversation_id(conversation_id)
-        try:
-            services.thread_delete(self.member, thread_id=thread_id)
-        except selectors.ConversationNotFound:
-            raise not_found("No such conversation.") from None
-        except services.ConversationBusy:
-            raise conflict("conversation_busy", BUSY) from None
+        delete_or_error(self.member, parse_conversation_id(conversation_id))
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -197,6 +191,16 @@ def conversation_data(validated: dict) -> services.ConversationData:
             for message in validated["messages"]
         ],
     )
+
+
+def delete_or_error(member, thread_id) -> None:
+    """The delete, its refusals mapped to the one error shape (both doors)."""
+    try:
+        services.thread_delete(member, thread_id=thread_id)
+    except selectors.ConversationNotFound:
+        raise not_found("No such conversation.") from None
+    except services.ConversationBusy:
+        raise conflict("conversation_busy", BUSY) from None
 
 
 def upsert_or_error(member, data) -> services.UpsertOutcome:

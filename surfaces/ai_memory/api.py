@@ -9,9 +9,9 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.response import Response
 
-from config.api_errors import bad_request, conflict, not_found
-from conversations import selectors, services
-from conversations.api import BUSY, upsert_or_error
+from config.api_errors import bad_request, not_found
+from conversations import selectors
+from conversations.api import delete_or_error, upsert_or_error
 from organizations.api import MemberAPIView
 from surfaces.ai_memory import documents, ids
 
@@ -56,13 +56,7 @@ class AiConversationDetailView(MemberAPIView):
 
     @extend_schema(exclude=True)  # see EXCLUDED above
     def delete(self, request, conversation_id: str):
-        thread_id = ids.conversation_uuid(self.member, parse_client_id(conversation_id))
-        try:
-            services.thread_delete(self.member, thread_id=thread_id)
-        except selectors.ConversationNotFound:
-            raise not_found("No such conversation.") from None
-        except services.ConversationBusy:
-            raise conflict("conversation_busy", BUSY) from None
+        delete_or_error(self.member, ids.conversation_uuid(self.member, parse_client_id(conversation_id)))
         return Response(status=status.HTTP_204_NO_CONTENT)
 
     def _thread(self, thread_id):
