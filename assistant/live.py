@@ -331,21 +331,35 @@ def _deliver(inbox: asyncio.Queue, data) -> None:
     inbox.put_nowait(data)
 
 
+class _PollPace:
+    """When a polled stream ends (STREAM_MAX_SECONDS) and when it owes the
+    client a heartbeat (nothing sent for STREAM_HEARTBEAT_SECONDS)."""
+
+    def __init__(self):
+        self.last_sent = time.monotonic()
+        self.deadline = self.last_sent + settings.STREAM_MAX_SECONDS
+
+    def open(self) -> bool:
+        return time.monotonic() < self.deadline
+
+    def heartbeat_due(self, sent: bool) -> bool:
+        now = time.monotonic()
+        if sent or now - self.last_sent >= settings.STREAM_HEARTBEAT_SECONDS:
+            self.last_sent = now
+            return not sent
+        return False
+
+
 async def poll_turn(turn_id: UUID, cursor: Cursor, *, sleep=asyncio.sleep) -> AsyncIterator[Event | None]:
     """Without Redis (the embedded default): read the database a few times a second."""
-    clock = time.monotonic
-    deadline = last_sent = clock()
-    deadline += settings.STREAM_MAX_SECONDS
-    while clock() < deadline:
+    pace = _PollPace()
+    while pace.open():
         events, ended = await catch_up(turn_id, cursor)
         for event in events:
             yield event
         if ended:
             return
-        if events:
-            last_sent = clock()
-        elif clock() - last_sent >= settings.STREAM_HEARTBEAT_SECONDS:
-            last_sent = clock()
+        if pace.heartbeat_due(sent=bool(events)):
             yield None
         await sleep(settings.STREAM_POLL_SECONDS)
 
@@ -353,18 +367,13 @@ async def poll_turn(turn_id: UUID, cursor: Cursor, *, sleep=asyncio.sleep) -> As
 def poll_turn_blocking(turn_id: UUID, cursor: Cursor, *, sleep=time.sleep) -> Iterator[Event | None]:
     """Under WSGI (`make run`'s dev server, the test client) a stream holds its
     thread anyway: it polls the database from it, as `poll_turn` does."""
-    clock = time.monotonic
-    deadline = last_sent = clock()
-    deadline += settings.STREAM_MAX_SECONDS
-    while clock() < deadline:
+    pace = _PollPace()
+    while pace.open():
         events, ended = progress.turn_events(turn_id, cursor)
         yield from events
         if ended:
             return
-        if events:
-            last_sent = clock()
-        elif clock() - last_sent >= settings.STREAM_HEARTBEAT_SECONDS:
-            last_sent = clock()
+        if pace.heartbeat_due(sent=bool(events)):
             yield None
         sleep(settings.STREAM_POLL_SECONDS)
 

@@ -239,6 +239,31 @@ def test_the_event_stream_polls_a_running_turn_without_redis(owner, settings):
     assert events[-1].name == "turn_ended"
 
 
+def test_a_polled_stream_of_a_silent_turn_sends_heartbeats_then_ends(owner, settings):
+    """Nothing happens: a heartbeat (None) each time STREAM_HEARTBEAT_SECONDS pass
+    without an event, and the stream ends at STREAM_MAX_SECONDS, both doors."""
+    import time
+
+    from assistant import live
+    from assistant.progress import Cursor
+
+    settings.REDIS_URL = ""
+    settings.STREAM_HEARTBEAT_SECONDS, settings.STREAM_MAX_SECONDS = 0.02, 0.2
+    turn = Turn.objects.get(id=post_chat(owner, message="Hi").json()["turnId"])
+    Turn.objects.filter(id=turn.id).update(status="running")
+
+    blocking = list(live.poll_turn_blocking(turn.id, Cursor(), sleep=lambda _: time.sleep(0.01)))
+    assert blocking and set(blocking) == {None} and len(blocking) < 20  # paced, not one per poll
+
+    async def collect():
+        async def sleep(_):
+            await sync_to_async(time.sleep)(0.01)
+        return [event async for event in live.poll_turn(turn.id, Cursor(), sleep=sleep)]
+
+    polled = async_to_sync(collect)()
+    assert polled and set(polled) == {None} and len(polled) < 20
+
+
 def test_a_first_message_over_the_bound_is_a_409_full_and_writes_nothing(owner, settings):
     settings.ASSISTANT_HISTORY_BYTES = 1000
     response = post_chat(owner, message="x" * 1001)
