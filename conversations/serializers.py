@@ -52,7 +52,25 @@ class CardListField(serializers.ListField):
     child = serializers.DictField()
 
 
-class ConversationSerializer(StrictSerializer):
+def count_messages(data) -> None:
+    """Counted before any message is validated: a body of 86,000 tiny messages
+    would otherwise cost seconds of CPU before its refusal (both doors)."""
+    if isinstance(data, dict) and isinstance(data.get("messages"), list) \
+            and len(data["messages"]) > settings.CONVERSATION_MAX_MESSAGES:
+        raise too_many_messages()
+
+
+class UpdatedAtNotInFuture:
+    """Last write wins by updatedAt: one far in the future would win against
+    every honest write after it (a mixin of both doors' upload serializers)."""
+
+    def validate_updatedAt(self, value):  # noqa: N802
+        if value > timezone.now() + FUTURE_SKEW:
+            raise serializers.ValidationError("Must not be in the future.")
+        return value
+
+
+class ConversationSerializer(UpdatedAtNotInFuture, StrictSerializer):
     id = StrictUUIDField(help_text="Must equal the id in the URL.")
     title = StrictCharField(required=False, allow_blank=True, allow_null=True, max_length=500)
     createdAt = serializers.DateTimeField()  # noqa: N815
@@ -70,18 +88,8 @@ class ConversationSerializer(StrictSerializer):
     def to_internal_value(self, data):
         if isinstance(data, dict):
             data = {key: value for key, value in data.items() if key != "userId"}
-            # Counted before any message is validated: a body of 86,000 tiny
-            # messages would otherwise cost seconds of CPU before its refusal.
-            if isinstance(data.get("messages"), list) and len(data["messages"]) > settings.CONVERSATION_MAX_MESSAGES:
-                raise too_many_messages()
+        count_messages(data)
         return super().to_internal_value(data)
-
-    def validate_updatedAt(self, value):  # noqa: N802
-        # Last write wins by this value: one far in the future would win
-        # against every honest write after it.
-        if value > timezone.now() + FUTURE_SKEW:
-            raise serializers.ValidationError("Must not be in the future.")
-        return value
 
     def validate(self, attrs):
         # A conversation can't have been created after its last change; as

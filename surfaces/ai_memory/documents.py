@@ -12,13 +12,11 @@ and the server's (in the client's date format) once a turn has moved it on.
 
 import json
 
-from django.conf import settings
-from django.utils import timezone
 from rest_framework import serializers
 
 from config.serializers import StorableJSONField, StrictCharField
 from conversations.models import Message, Thread
-from conversations.serializers import FUTURE_SKEW, conversation_to_json, too_many_messages
+from conversations.serializers import UpdatedAtNotInFuture, conversation_to_json, count_messages
 from conversations.services import ConversationData, MessageData, ToolCallData
 from organizations.members import Member
 from surfaces.ai_memory import ids
@@ -54,7 +52,7 @@ class MessageSerializer(serializers.Serializer):
     toolCalls = ToolCallSerializer(many=True, required=False, default=list)  # noqa: N815
 
 
-class ConversationSerializer(serializers.Serializer):
+class ConversationSerializer(UpdatedAtNotInFuture, serializers.Serializer):
     id = ClientIdField()
     title = StrictCharField(required=False, allow_blank=True, allow_null=True, max_length=500)
     createdAt = ClientDateField()  # noqa: N815
@@ -62,16 +60,8 @@ class ConversationSerializer(serializers.Serializer):
     messages = MessageSerializer(many=True)
 
     def to_internal_value(self, data):
-        # Counted before any message is validated (as on /api/).
-        if isinstance(data, dict) and isinstance(data.get("messages"), list) \
-                and len(data["messages"]) > settings.CONVERSATION_MAX_MESSAGES:
-            raise too_many_messages()
+        count_messages(data)
         return super().to_internal_value(data)
-
-    def validate_updatedAt(self, value):  # noqa: N802
-        if value > timezone.now() + FUTURE_SKEW:
-            raise serializers.ValidationError("Must not be in the future.")
-        return value
 
     def validate_messages(self, messages):
         # Unique as strings and as the UUIDs they map to (a string spelling
