@@ -6,6 +6,7 @@ provider's wire format through the provider's official SDK.
 
 import json
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -144,16 +145,25 @@ class ModelClient(Protocol):
 def guarded_call(call: Any, *, sdk: Any, sdk_error: type[Exception], label: str) -> Any:
     """`call()`, with the SDK's failures turned into a ProviderError that names
     a kind, never the provider's text (as guarded_stream, for one request)."""
-    import httpx2
+    with provider_errors(sdk=sdk, sdk_error=sdk_error, label=label, what="the request"):
+        return call()
+
+
+@contextmanager
+def provider_errors(*, sdk: Any, sdk_error: type[Exception], label: str, what: str) -> Iterator[None]:
+    """Every failure of the SDK (`sdk_error`, its base class) or of the
+    connection under it, as a ProviderError that names a kind, never the
+    provider's text. `what`: "the request", "the model stream"."""
+    import httpx2  # the SDKs' HTTP client; imported here so the interface needs no SDK
 
     try:
-        return call()
+        yield
     except sdk_error as exc:
         raise provider_error_from(exc, sdk=sdk, label=label) from None
     except httpx2.TimeoutException:
-        raise ProviderError("timeout", f"{label}: the request timed out") from None
+        raise ProviderError("timeout", f"{label}: {what} timed out") from None
     except httpx2.HTTPError:
-        raise ProviderError("api", f"{label}: the request broke off") from None
+        raise ProviderError("api", f"{label}: {what} broke off") from None
 
 
 def provider_error_from(exc: Exception, *, sdk: Any, label: str) -> ProviderError:
@@ -175,16 +185,6 @@ def provider_error_from(exc: Exception, *, sdk: Any, label: str) -> ProviderErro
 def guarded_stream(
     events: Iterator[StreamEvent], *, sdk: Any, sdk_error: type[Exception], label: str
 ) -> Iterator[StreamEvent]:
-    """`events`, with every failure of the SDK (`sdk_error`, its base class) or
-    of the connection under it turned into a ProviderError that names a kind,
-    never the provider's text."""
-    import httpx2  # the SDKs' HTTP client; imported here so the interface needs no SDK
-
-    try:
+    """`events`, with the SDK's and the connection's failures as ProviderErrors (provider_errors)."""
+    with provider_errors(sdk=sdk, sdk_error=sdk_error, label=label, what="the model stream"):
         yield from events
-    except sdk_error as exc:
-        raise provider_error_from(exc, sdk=sdk, label=label) from None
-    except httpx2.TimeoutException:
-        raise ProviderError("timeout", f"{label}: the model stream timed out") from None
-    except httpx2.HTTPError:
-        raise ProviderError("api", f"{label}: the model stream broke off") from None
