@@ -32,6 +32,11 @@ MAX_SECONDS = int(os.environ.get("SCHEMATHESIS_MAX_SECONDS", "240"))
 SEED = os.environ.get("SCHEMATHESIS_SEED", "1")
 MIN_REQUESTS = 2000
 EXCLUDED_OPERATIONS = ("turn_events",)
+# CPython 3.11's ast module can crash inside hypothesis while it describes one of
+# schemathesis's own strategies: a "Runtime Error" of the tool, not a finding
+# about the API (once in five full runs here). A run that crashed so and found
+# no failure is run again once; a failure is never retried.
+TOOL_CRASH = "SystemError: AST constructor recursion depth mismatch"
 
 
 def test_schemathesis_finds_nothing(tmp_path, capsys):
@@ -41,6 +46,8 @@ def test_schemathesis_finds_nothing(tmp_path, capsys):
     config = write_config(tmp_path, people, seeded)
     with api_server() as server:
         result = run_schemathesis(server.url, config, tmp_path / "report")
+        if only_the_tool_crashed(result):
+            result = run_schemathesis(server.url, config, tmp_path / "report-again")
         requests = server.requests_served()
     with capsys.disabled():  # the count is part of the run's report, even under -q
         print(f"\nschemathesis: {requests} requests answered by the server, exit code {result.returncode}")
@@ -49,6 +56,10 @@ def test_schemathesis_finds_nothing(tmp_path, capsys):
     # Thousands of chats, refusals and deletes later, the money still adds up.
     assert not credits_audit_mismatches()
     assert CreditAccount.objects.get(organization=acme).reserved_micros > 0  # the turns did reserve
+
+
+def only_the_tool_crashed(result: subprocess.CompletedProcess) -> bool:
+    return result.returncode != 0 and TOOL_CRASH in result.stdout and "Failures:" not in result.stdout
 
 
 def write_config(folder: Path, people, seeded: dict) -> Path:

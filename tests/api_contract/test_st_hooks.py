@@ -71,3 +71,17 @@ def test_a_valid_put_gets_the_urls_id_and_an_invalid_one_stays_invalid():
     assert fixed.body["id"] == url_id
     kept = st_hooks.map_case(None, case({"conversation_id": url_id}, {"id": 5}, "conversation_put"))
     assert kept.body["id"] == 5
+
+
+def test_only_a_crash_of_the_tool_itself_is_run_again():
+    import subprocess
+
+    from tests.api_contract.test_schemathesis import TOOL_CRASH, only_the_tool_crashed
+
+    def run(code, out):
+        return subprocess.CompletedProcess([], code, stdout=out)
+
+    assert only_the_tool_crashed(run(1, f"... {TOOL_CRASH} ...\nErrors:\n  Runtime Error: 1"))
+    assert not only_the_tool_crashed(run(1, f"{TOOL_CRASH}\nFailures:\n  ST101 Server error: 1"))
+    assert not only_the_tool_crashed(run(1, "Failures:\n  ST101 Server error: 1"))
+    assert not only_the_tool_crashed(run(0, TOOL_CRASH))
