@@ -15,7 +15,7 @@ from rest_framework import renderers, serializers, status
 from rest_framework.response import Response
 from sse_starlette.event import ServerSentEvent
 
-from assistant import chat, chat_reply, live, progress, selectors, turns
+from assistant import chat, chat_reply, live, page_context, progress, selectors, turns
 from assistant.models import Turn
 from config.api_errors import ApiError, bad_request, conflict, not_found
 from config.openapi import errors
@@ -37,6 +37,11 @@ WHITESPACE = r"\t\n\u000b\f\r \u001c-\u001f\u0085\u00a0\u1680\u2000-\u200a\u2028
 NOT_BLANK_WITHOUT_NUL = rf"^[{WHITESPACE}]*[^{WHITESPACE}\u0000][^\u0000]*$"
 
 
+class PageContextSerializer(StrictSerializer):
+    kind = StrictCharField(max_length=50, help_text="A kind of object the host product declares (e.g. `note`).")
+    id = StrictCharField(max_length=page_context.MAX_ID_CHARS, help_text="The object's id, as the host page has it.")
+
+
 class ChatRequestSerializer(StrictSerializer):
     # At least one character that is not whitespace, and no NUL (which the
     # database can't store). The pattern is the check itself, so the schema says
@@ -47,6 +52,10 @@ class ChatRequestSerializer(StrictSerializer):
     )
     conversationId = StrictUUIDField(  # noqa: N815
         required=False, allow_null=True, help_text="Omitted or null: a new conversation is created."
+    )
+    context = PageContextSerializer(
+        required=False, help_text="What the person has open in the product: checked against their rights "
+        "(404 `not_found`), told to the model as kind, id and title."
     )
 
 
@@ -75,16 +84,28 @@ class ChatView(MemberAPIView):
         responses={202: ChatResponse, 200: ChatReply},
         extensions=errors(
             "credits_exhausted", "member_cap_reached", "not_found", "conversation_busy", "conversation_full",
-            "queue_unavailable", "model_unavailable",
+            "queue_unavailable", "model_unavailable", "unknown_context",
         ),
     )
     def post(self, request):
         serializer = ChatRequestSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
+        context = resolved_context(self.member, serializer.validated_data.get("context"))
         return submitted_or_error(lambda: chat.chat_submit(
             self.member, message=serializer.validated_data["message"],
-            conversation_id=serializer.validated_data.get("conversationId"),
+            conversation_id=serializer.validated_data.get("conversationId"), context=context,
         ))
+
+
+def resolved_context(member, declared: dict | None) -> page_context.PageContext | None:
+    if declared is None:
+        return None
+    try:
+        return page_context.resolve_page_context(member, kind=declared["kind"], object_id=declared["id"])
+    except page_context.UnknownContextKind:
+        raise bad_request("unknown_context", "No such kind of context in this product.") from None
+    except page_context.ContextNotFound:
+        raise not_found("No such object among yours.") from None
 
 
 class EditRequestSerializer(StrictSerializer):

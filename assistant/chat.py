@@ -19,6 +19,7 @@ from assistant.cards import cards_restore, cards_withdraw, events_for_next_turn
 from assistant.history import history_bytes, load_history, uses_window
 from assistant.models import Turn
 from assistant.org_models import option_for_member
+from assistant.page_context import PageContext, render_page_context
 from conversations.models import Message, Thread
 from conversations.selectors import thread_get_for_member
 from conversations.services import ConversationBusy, message_append, thread_create
@@ -43,10 +44,13 @@ class SubmittedTurn:
     message_id: UUID
 
 
-def chat_submit(member: Member, *, message: str, conversation_id: UUID | None) -> SubmittedTurn:
+def chat_submit(member: Member, *, message: str, conversation_id: UUID | None,
+                context: PageContext | None = None) -> SubmittedTurn:
     """Raises ConversationNotFound, ConversationBusy, ConversationFull,
     MemberCapReached or CreditsExhausted (nothing written) or QueueUnavailable
-    (all undone); ImproperlyConfigured when the organization's model can't be used."""
+    (all undone); ImproperlyConfigured when the organization's model can't be used.
+    `context`: what the person has open (already resolved with their rights),
+    told to the model in an events block before the message."""
     option = option_for_member(member)
     enqueue_error: list[Exception] = []
     created_thread = conversation_id is None
@@ -60,6 +64,9 @@ def chat_submit(member: Member, *, message: str, conversation_id: UUID | None) -
         before = ThreadState.of(thread)
         if not created_thread:
             _deliver_card_events(member, thread, turn_id)
+        if context is not None:
+            message_append(member, thread=thread, role=Message.Role.EVENT, content=render_page_context(context),
+                           turn_id=turn_id)
         user_message = message_append(member, thread=thread, role=Message.Role.USER, content=message,
                                       turn_id=turn_id, responding=True)
         # No savepoint: a refusal ends this whole transaction (nothing written).

@@ -18,10 +18,14 @@ from django.conf import settings
 from assistant.app_events import neutralize
 from assistant.clients.base import AssistantReply, HistoryItem, ToolResult, ToolResults, ToolUse, UserText
 from assistant.history_window import WindowItem, window_start
+from assistant.page_context import is_page_context
 from assistant.tools.framework import ToolError, bound_for_model, result_for_model, result_marks
 from assistant.tools.registry import get_tool
 from assistant.trifecta import SeenCall, Taint, context_taint
 from conversations.models import Message, ToolCall
+
+# A page context told to the model (assistant/page_context.py) carries a title of the person's.
+PAGE_CONTEXT_SEEN = SeenCall(flags=frozenset({"private"}))
 
 UNFINISHED_CALL = "This tool call did not finish (the turn was interrupted)."
 
@@ -90,6 +94,8 @@ def load_context(thread_id: UUID) -> Context:
         next_seq = seq + 1  # a previous version keeps its seq: the next message goes after it
         calls = calls_by_message.get(message_id, [])
         seen.extend(seen_call(call, vouched=turn_id is not None) for call in calls)
+        if role == Message.Role.EVENT and turn_id is not None and is_page_context(content):
+            seen.append(PAGE_CONTEXT_SEEN)  # the title of the person's object: private data
         if superseded_at is None:  # a previous version (regenerated, edited) is never sent again
             items.extend(_items_of(role, content, turn_id, calls))
     return Context(items, context_taint(seen), next_seq)
