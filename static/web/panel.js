@@ -27,7 +27,8 @@ export function initPanel() {
   const composer = () => panel.querySelector('[data-composer-input]');
 
   // As a sheet, the panel is all there is: the page behind can't be reached.
-  const behind = () => document.querySelectorAll('body > :not(.product), .product > :not([data-assistant-panel])');
+  const behind = () => [...document.body.children, ...(panel.parentElement?.children ?? [])]
+    .filter((node) => node !== panel && !node.contains(panel));
   const sheet = () => {
     const covering = isOpen() && narrow.matches;
     behind().forEach((node) => { if (!node.matches('script, [data-assistant-launcher]')) node.inert = covering; });
