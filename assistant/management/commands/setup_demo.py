@@ -33,7 +33,9 @@ class Command(BaseCommand):
         call_command("seed_demo_workspace", DEMO_ORGANIZATION, DEMO_USER, verbosity=0)
         option = selected_option()
         self.stdout.write(
-            "\n  The assistant engine runs on http://127.0.0.1:8000\n"
+            # The product first: its pages with the assistant panel; the chat page stays at /.
+            "\n  The demo product (notes, inbox, sent mail, with the assistant panel): http://127.0.0.1:8000/notes/\n"
+            "  The assistant's own chat page: http://127.0.0.1:8000/\n"
             f"  Log in as {DEMO_USER} / {DEMO_PASSWORD}   (staff admin: {STAFF_USER} / {STAFF_PASSWORD} at /admin/)\n"
             f"  Model: {option.label}"
             + ("" if option.label == option.processing_label else f" ({option.processing_label})")
