@@ -76,3 +76,12 @@ def test_inbox_and_sent_are_the_persons_own(owner, colleague):
     assert "For the owner" in inbox and "For the colleague" not in inbox
     assert "Colleague mail" not in client.get("/sent/").content.decode()
 
+
+
+@pytest.mark.parametrize("language, heading, panel", [
+    ("de", "Ihre Notizen", "Assistenten schließen"), ("fr", "Vos notes", "Fermer l’assistant"),
+    ("it", "Le tue note", "Chiudi l’assistente"), ("en", "Your notes", "Close the assistant"),
+])
+def test_the_pages_and_the_panel_speak_the_persons_language(owner, language, heading, panel):
+    html = browser(owner).get("/notes/", HTTP_ACCEPT_LANGUAGE=language).content.decode()
+    assert heading in html and panel in html
