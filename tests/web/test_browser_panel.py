@@ -7,6 +7,7 @@ import pytest
 
 from conversations.models import Thread
 from tests.web.accessibility import assert_accessible
+from tests.web.test_csp_browser import RECORD_VIOLATIONS
 from workspace.management.commands.seed_demo_workspace import seed
 from workspace.models import Note
 
@@ -40,6 +41,7 @@ def wait_for_reply(page):
 
 def test_delete_a_note_from_the_panel_then_keep_the_conversation_across_pages(browser, workspace):
     page = browser.page(workspace)
+    page.add_init_script(RECORD_VIOLATIONS)  # the site's strict CSP (nonces) holds on host pages too
     page.goto("/notes/")
     note = Note.objects.get(title=NOTE)
     assert page.locator(f'[data-note-id="{note.id}"]').is_visible()
@@ -84,6 +86,15 @@ def test_delete_a_note_from_the_panel_then_keep_the_conversation_across_pages(br
     assert f"delete the note {NOTE}" in panel.locator("[data-messages]").inner_text()
     assert panel.get_by_label("Message to the assistant").input_value() == "a draft kept across a reload"
     assert Thread.objects.count() == 1 and thread.messages.filter(role="user").count() == 1  # nothing sent twice
+    assert page.evaluate("window.__violations") == []
+
+    panel.get_by_role("button", name="New conversation").click()
+    panel.locator("[data-welcome]").wait_for()
+    assert panel.locator("assistant-chat").get_attribute("data-conversation-id") == ""
+    assert page.evaluate("document.activeElement.id") == "panel-composer-input"
+    page.reload()
+    assert panel_of(page).locator("[data-welcome]").is_visible()  # the new conversation is the current one
+    assert Thread.objects.count() == 1  # nothing created until the first message
 
     panel.get_by_role("button", name="Close the assistant").click()
     assert not panel.is_visible()
