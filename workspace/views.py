@@ -17,7 +17,6 @@ from organizations.pages import member_required
 from workspace import selectors, services
 from workspace.models import Note
 
-
 MAX_ID = 2**63 - 1
 
 

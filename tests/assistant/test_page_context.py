@@ -83,7 +83,8 @@ def play(owner, message, context=None):
 
 def test_summarize_this_note_reads_the_open_note(owner, note):
     context = resolve_page_context(owner.member, kind="note", object_id=str(note.id))
-    assert play(owner, "Summarize this note", context) == 'The note "Budget 2027" says: Keep travel under 10k. Review in March.'
+    expected = 'The note "Budget 2027" says: Keep travel under 10k. Review in March.'
+    assert play(owner, "Summarize this note", context) == expected
 
 
 def test_the_persons_own_words_cannot_name_the_open_note(owner, note):
