@@ -33,14 +33,27 @@ def parse_conversation_id(raw: str) -> UUID:
         raise bad_request("invalid_id", "The conversation id must be a UUID.", {"id": ["Must be a UUID."]}) from None
 
 
-class RenameSerializer(StrictSerializer):
-    title = StrictCharField(max_length=services.RENAME_MAX_CHARS)  # blank refused by CharField
+class ConversationPatchSerializer(StrictSerializer):
+    title = StrictCharField(max_length=services.RENAME_MAX_CHARS, required=False)  # blank refused by CharField
+    model = StrictCharField(max_length=100, required=False, allow_blank=True, help_text=(
+        "A model option the organization allows (GET /api/me/models); \"\" returns to the organization's. "
+        "Another is 400 `model_not_allowed`."))
 
     def validate_title(self, value):
         # Any kind of whitespace only (tabs, line separators…) is blank too.
         if not collapse_whitespace(value):
             raise serializers.ValidationError("The title is empty.")
         return value.strip()
+
+    def validate(self, attrs):
+        if not attrs:
+            raise serializers.ValidationError("Send `title`, `model` or both.")
+        return attrs
+
+
+def model_not_allowed() -> ApiError:
+    return bad_request("model_not_allowed", "Your organization does not allow this model.",
+                       {"model": ["Not among the organization's models."]})
 
 
 class ConversationPagination(PageNumberPagination):
@@ -143,17 +156,20 @@ class ConversationDetailView(MemberAPIView):
         thread = selectors.thread_with_messages(self.member, thread_id)
         return Response({"applied": outcome.applied, "conversation": conversation_to_json(thread)})
 
-    @extend_schema(operation_id="conversation_rename", parameters=[ORGANIZATION_PARAMETER], request=RenameSerializer,
-                   responses=ConversationSummarySerializer, extensions=errors("invalid", "invalid_id", "not_found"),
-                   description="Rename: only `title` may be sent.")
+    @extend_schema(operation_id="conversation_rename", parameters=[ORGANIZATION_PARAMETER],
+                   request=ConversationPatchSerializer, responses=ConversationSummarySerializer,
+                   extensions=errors("invalid", "invalid_id", "not_found", "model_not_allowed"),
+                   description="Rename (`title`), choose the conversation's model (`model`), or both.")
     def patch(self, request, conversation_id: str):
         thread_id = parse_conversation_id(conversation_id)
-        serializer = RenameSerializer(data=request.data)
+        serializer = ConversationPatchSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         try:
-            thread = services.thread_rename(self.member, thread_id=thread_id, title=serializer.validated_data["title"])
+            thread = services.thread_update(self.member, thread_id=thread_id, **serializer.validated_data)
         except selectors.ConversationNotFound:
             raise not_found("No such conversation.") from None
+        except services.ModelNotAllowed:
+            raise model_not_allowed() from None
         return Response(ConversationSummarySerializer(thread).data)
 
     @extend_schema(

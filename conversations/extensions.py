@@ -12,7 +12,7 @@ from conversations.models import Thread
 ConversationExtra = Callable[[Thread], Any]
 
 # Keys conversation_to_json writes itself: an extra may not shadow them.
-RESERVED_NAMES = frozenset({"id", "title", "userId", "status", "createdAt", "updatedAt", "messages"})
+RESERVED_NAMES = frozenset({"id", "title", "userId", "status", "createdAt", "updatedAt", "messages", "model"})
 
 _extras: dict[str, ConversationExtra] = {}
 
@@ -27,3 +27,21 @@ def register_conversation_extra(name: str, fn: ConversationExtra) -> None:
 
 def conversation_extras(thread: Thread) -> dict[str, Any]:
     return {name: fn(thread) for name, fn in _extras.items()}
+
+
+# Which model options a conversation may be given is the assistant's to say
+# (assistant.org_models): it registers the check here, from its ready().
+ModelCheck = Callable[[Any, str], bool]
+_model_checks: list[ModelCheck] = []
+
+
+def register_model_check(fn: ModelCheck) -> None:
+    """`fn(member, option_id)` says whether the member's organization allows the option."""
+    _model_checks[:] = [fn]
+
+
+def model_allowed(member, option_id: str) -> bool:
+    """"" (the organization's own model) always is; anything else only when the assistant says so."""
+    if not option_id:
+        return True
+    return bool(_model_checks) and _model_checks[0](member, option_id)

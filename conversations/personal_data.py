@@ -5,7 +5,8 @@ from collections.abc import Callable
 
 from django.db.models import Prefetch
 
-from conversations.models import Message, Thread, ToolCall
+from conversations.feedback import feedback_json
+from conversations.models import Message, MessageFeedback, Thread, ToolCall
 from conversations.selectors import threads_of
 from conversations.serializers import conversation_to_json
 from organizations.members import Member
@@ -58,6 +59,13 @@ def export_conversations(member: Member) -> list[dict]:
     return exported
 
 
+def export_feedback(member: Member) -> list[dict]:
+    """The person's 👍/👎 on replies, with the conversation each belongs to."""
+    rows = (MessageFeedback.objects.filter(message__thread__in=threads_of(member))
+            .select_related("message").order_by("created_at", "id"))
+    return [{**feedback_json(row), "conversationId": str(row.message.thread_id)} for row in rows]
+
+
 def _add_client_document(data: dict, row) -> None:
     """What an esm-ai-memory client (/ai/) stored of its own: its id and its
     document as sent (fields the server does not read are personal data too)."""
@@ -69,10 +77,11 @@ def _add_client_document(data: dict, row) -> None:
 
 def erase_conversations(user, batch_size: int) -> int:
     """Up to `batch_size` rows of the person's conversations, smallest first
-    (tool calls, then messages, then threads), in every organization. A thread
+    (feedback and tool calls, then messages, then threads), in every organization. A thread
     that is responding is left until its turn ends (ErasureBlocked)."""
     erasable = Thread.objects.filter(user=user).exclude(status=Thread.Status.RESPONDING)
     deleted = delete_in_order((
+        MessageFeedback.objects.filter(message__thread__in=erasable),
         ToolCall.objects.filter(message__thread__in=erasable),
         Message.objects.filter(thread__in=erasable),
         erasable,
@@ -88,4 +97,5 @@ def register() -> None:
     from organizations.personal_data import register_eraser, register_exporter
 
     register_exporter("conversations", export_conversations)
+    register_exporter("feedback", export_feedback)
     register_eraser("conversations", erase_conversations, order=20)

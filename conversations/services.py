@@ -12,6 +12,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from conversations.extensions import model_allowed
 from conversations.models import Message, Thread, ToolCall
 from conversations.selectors import ConversationNotFound, thread_get_for_member, threads_of
 from conversations.titles import choose_title, collapse_whitespace, derive_title
@@ -148,17 +149,32 @@ def message_append(
 RENAME_MAX_CHARS = 200  # Thread.title's column
 
 
-def thread_rename(member: Member, *, thread_id: UUID, title: str, now: datetime | None = None) -> Thread:
+class ModelNotAllowed(ValueError):
+    """The organization does not allow this model option (conversations.extensions.model_allowed)."""
+
+
+def thread_update(member: Member, *, thread_id: UUID, title: str | None = None, model: str | None = None,
+                  now: datetime | None = None) -> Thread:
     """The person's own title (whitespace collapsed; the caller checked it is
-    not blank). `updated_at` moves, so an offline client's older copy does not
-    put the old title back (last write wins)."""
+    not blank) and the conversation's model option ("": the organization's).
+    A new title moves `updated_at`, so an offline client's older copy does not
+    put the old title back (last write wins); a model does not (no client
+    document holds it). ModelNotAllowed before anything is written."""
     now = now or timezone.now()
+    if model is not None and not model_allowed(member, model):
+        raise ModelNotAllowed(model)
     with transaction.atomic():
         # Lock the row: a concurrent upsert can't interleave its read-compare-write with this one.
         thread = thread_get_for_member(member, thread_id, for_update=True)
-        thread.title = collapse_whitespace(title)[:RENAME_MAX_CHARS]
-        thread.updated_at = now
-        thread.save(update_fields=["title", "updated_at"])
+        fields = []
+        if title is not None:
+            thread.title, thread.updated_at = collapse_whitespace(title)[:RENAME_MAX_CHARS], now
+            fields += ["title", "updated_at"]
+        if model is not None:
+            thread.model_option = model
+            fields.append("model_option")
+        if fields:
+            thread.save(update_fields=fields)
     return thread
 
 

@@ -193,7 +193,7 @@ def request_schemas(document, schema: dict, seen=None):
 def test_every_request_body_is_closed(document):
     bodies = [op["requestBody"]["content"]["application/json"]["schema"]
               for _, _, op in operations(document) if "requestBody" in op]
-    assert len(bodies) == 6  # chat, put, confirm, cancel; rename and edit (issue 17)
+    assert len(bodies) == 8  # chat, put, confirm, cancel; rename and edit (issue 17); instructions, feedback (issue 25)
     checked = [schema for body in bodies for schema in request_schemas(document, body)]
     assert len(checked) >= 6  # with the nested messages and tool calls
     assert all(schema["additionalProperties"] is False for schema in checked)
