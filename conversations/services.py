@@ -161,11 +161,11 @@ def thread_update(member: Member, *, thread_id: UUID, title: str | None = None, 
     put the old title back (last write wins); a model does not (no client
     document holds it). ModelNotAllowed before anything is written."""
     now = now or timezone.now()
-    if model is not None and not model_allowed(member, model):
-        raise ModelNotAllowed(model)
     with transaction.atomic():
         # Lock the row: a concurrent upsert can't interleave its read-compare-write with this one.
         thread = thread_get_for_member(member, thread_id, for_update=True)
+        if model is not None and not model_allowed(member, model):  # after: another's thread is not found
+            raise ModelNotAllowed(model)
         fields = []
         if title is not None:
             thread.title, thread.updated_at = collapse_whitespace(title)[:RENAME_MAX_CHARS], now
