@@ -62,13 +62,14 @@ def thread_get_for_member(member: Member, thread_id: UUID, *, for_update: bool =
 
 
 def thread_with_messages(member: Member, thread_id: UUID) -> Thread:
-    """The thread with its messages and tool calls: three queries whatever their number."""
+    """The thread with its messages (each with its feedback, in the same
+    query) and tool calls: three queries whatever their number."""
     thread = (
         threads_of(member)
         .prefetch_related(
             Prefetch(
                 "messages",
-                queryset=Message.objects.order_by("seq").prefetch_related(
+                queryset=Message.objects.order_by("seq").select_related("feedback").prefetch_related(
                     Prefetch("tool_calls", queryset=ToolCall.objects.order_by("position"))
                 ),
             )

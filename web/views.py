@@ -16,6 +16,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_http_methods
 
+from assistant.org_models import allowed_options
 from assistant.page_shell import shell_context
 from assistant.proposals import TRIFECTA_WARNING
 from conversations.selectors import ConversationNotFound
@@ -72,6 +73,7 @@ def chat(request, conversation_id: UUID | None = None):
         "current_id": str(conversation_id or ""),
         "examples": EXAMPLES,
         "trifecta_warning": TRIFECTA_WARNING,
+        "model_options": allowed_options(request.member.organization_id),
     })
 
 
