@@ -49,6 +49,7 @@ INSTALLED_APPS = [
     "assistant",
     "workspace",
     "surfaces.telegram",
+    "surfaces.mcp",
     "web",
 ]
 

@@ -73,9 +73,10 @@ def call_tool(member: Member, name: str, arguments: Any, *, site_url: str) -> ty
         return _error(f"Invalid input for {tool.name}: {problem}")
     now = timezone.now()
     with transaction.atomic():
-        thread = record.conversation_locked(member, now)
-        taint = record.taint_in_window(member, now)
-        call = record.call_started(member, thread, tool.name, arguments, now)
+        taint = record.taint_locked(member, now)
+        # Counted from the call, before it runs: as in a turn, a call taints whatever its outcome.
+        record.add_reads(member, tool, tool.flags, now)
+        call = record.call_started(member, record.conversation_locked(member, now), tool.name, arguments, now)
     try:
         parsed = framework.parse_input(tool, arguments)
         route = route_call(tool.tool_class, taint, settings.ASSISTANT_TRIFECTA)
@@ -83,6 +84,7 @@ def call_tool(member: Member, name: str, arguments: Any, *, site_url: str) -> ty
             raise framework.ToolError(proposals.TRIFECTA_REFUSAL)
         if route == Route.RUN:
             result = framework.execute(tool, member, parsed, context=framework.ToolContext())
+            record.add_reads(member, tool, framework.result_marks(tool, result), timezone.now())
             record.call_finished(call, result, is_error=False)
             return _result(tool, result)
         card = _propose(member, call, tool, parsed, warning=route == Route.PROPOSE_WITH_WARNING)

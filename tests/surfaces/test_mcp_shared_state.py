@@ -15,6 +15,8 @@ from organizations.members import Member
 from organizations.models import Membership
 from organizations.personal_data import erase_user
 from organizations.tokens import create_token
+from surfaces.mcp import tools
+from surfaces.mcp.models import McpReads
 from tests.surfaces.mcp_server import RunningServer, mcp_session, run
 from tests.surfaces.test_mcp_server import call
 from workspace.models import InboxMessage, Note
@@ -82,20 +84,24 @@ def test_the_taint_lasts_mcp_taint_hours(server, owner, settings):
 
     def reads_were(hours_ago: float) -> None:
         then = timezone.now() - timedelta(hours=hours_ago)
-        ToolCall.objects.update(created_at=then)
-        Thread.objects.update(last_activity_at=then, created_at=then)
+        McpReads.objects.filter(user=owner.user).update(private_at=then, untrusted_at=then)
 
     reads_were(1.9)
     assert call(server, owner, "send_email", SEND).structured_content["trifectaWarning"] is True
-    reads_were(2.1)  # the send just made is older too: nothing in the window
+    reads_were(2.1)
     assert call(server, owner, "send_email", SEND).structured_content["trifectaWarning"] is False
+    # Only a new read taints again; deleting the MCP conversations does not clear it.
+    call(server, owner, "read_inbox", {"limit": 5})
+    call(server, owner, "search_notes", {"query": ""})
+    Thread.objects.all().delete()
+    assert call(server, owner, "send_email", SEND).structured_content["trifectaWarning"] is True
 
 
 def test_a_note_written_over_mcp_and_read_back_taints_by_its_mark(server, owner):
     # create_note over MCP marks the note untrusted: reading it back later carries the mark.
     note_id = call(server, owner, "create_note", {"title": "Pasted", "body": "from a web page"}).structured_content[
         "id"]
-    ToolCall.objects.filter(name="create_note").delete()  # only the read remains in the window
+    assert call(server, owner, "send_email", SEND).structured_content["trifectaWarning"] is False
     call(server, owner, "read_note", {"note_id": note_id})  # private + the note's untrusted mark
     assert call(server, owner, "send_email", SEND).structured_content["trifectaWarning"] is True
 
@@ -126,8 +132,9 @@ def test_the_calls_are_in_the_export_hidden_from_others_and_erased(server, owner
     Note.objects.create(organization=owner.organization, owner=owner.user, title="Zurich trip", body="Trains")
     call(server, owner, "search_notes", {"query": "Zurich"})
     thread = Thread.objects.get()
-    exported = owner.client.get("/api/me/export").json()["conversations"]
-    [conversation] = [c for c in exported if c["id"] == str(thread.id)]
+    export = owner.client.get("/api/me/export").json()
+    assert export["mcp"]["privateReadAt"] and export["mcp"]["untrustedReadAt"] is None
+    [conversation] = [c for c in export["conversations"] if c["id"] == str(thread.id)]
     [stored] = conversation["messages"][0]["toolCalls"]
     assert (stored["name"], stored["input"]) == ("search_notes", {"query": "Zurich"})
     assert stored["result"]["notes"][0]["title"] == "Zurich trip"
@@ -142,6 +149,8 @@ def test_the_calls_are_in_the_export_hidden_from_others_and_erased(server, owner
     assert not Thread.objects.filter(id=thread.id).exists()
     assert not ToolCall.objects.filter(message__thread_id=thread.id).exists()
     assert Thread.objects.filter(surface="mcp").count() == 2
+    assert not McpReads.objects.filter(user_id=owner.user.id).exists()
+    assert McpReads.objects.count() == 2
 
 
 @pytest.mark.parametrize("arguments", [
@@ -184,3 +193,12 @@ def test_the_official_client_keeps_working_in_one_session(server, owner):
         async with mcp_session(server.url, token) as session:
             return [(await session.call_tool("search_notes", {"query": ""})).is_error for _ in range(5)]
     assert run(go()) == [False] * 5
+
+
+def test_a_call_costs_the_same_queries_however_many_came_before(owner, django_assert_num_queries):
+    Note.objects.create(organization=owner.organization, owner=owner.user, title="Zurich trip", body="Trains")
+    for _ in range(30):
+        tools.call_tool(owner.member, "search_notes", {"query": ""}, site_url="")
+    # Lock and update the reads, the day's conversation, its message and the call; the tool; the result.
+    with django_assert_num_queries(10):
+        assert not tools.call_tool(owner.member, "search_notes", {"query": ""}, site_url="").is_error
