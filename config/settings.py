@@ -334,7 +334,8 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "readable" if DEBUG else "json"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
     # httpx logs every request's URL, and a Telegram Bot API URL carries the bot's token.
-    "loggers": {"httpx": {"level": "WARNING"}},
+    # The MCP transport, stateless, logs "Terminating session: None" after every request.
+    "loggers": {"httpx": {"level": "WARNING"}, "mcp.server.streamable_http": {"level": "WARNING"}},
 }
 
 # --- Credits ---------------------------------------------------------------

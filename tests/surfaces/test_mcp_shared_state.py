@@ -7,6 +7,7 @@ from datetime import timedelta
 
 import httpx2
 import pytest
+from django.test import Client
 from django.utils import timezone
 
 from assistant.models import ActionCard
@@ -120,8 +121,11 @@ def test_every_call_is_stored_whole_in_one_mcp_conversation_of_the_day(server, o
     assert calls[1].is_error and calls[1].input == {"title": "x", "color": "red"}
     assert calls[2].result["card_id"] == card.structured_content["cardId"]
     assert all(c.finished_at for c in calls)
-    # The card's link opens that conversation.
+    # The card's link opens that conversation, listed in the browser marked as MCP's.
     assert card.structured_content["confirmUrl"].endswith(f"/c/{thread.id}/")
+    browser = Client()
+    browser.force_login(owner.user)
+    assert 'data-surface="mcp"' in browser.get("/conversations/list").content.decode()
     # The next day, another.
     Thread.objects.update(created_at=timezone.now() - timedelta(days=1))
     call(server, owner, "search_notes", {"query": ""})
