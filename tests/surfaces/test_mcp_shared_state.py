@@ -17,6 +17,7 @@ from organizations.models import Membership
 from organizations.personal_data import erase_user
 from organizations.tokens import create_token
 from surfaces.mcp import tools
+from surfaces.mcp.asgi import security_headers
 from surfaces.mcp.models import McpReads
 from tests.surfaces.mcp_server import RunningServer, mcp_session, run
 from tests.surfaces.test_mcp_server import call
@@ -206,3 +207,14 @@ def test_a_call_costs_the_same_queries_however_many_came_before(owner, django_as
     # Lock and update the reads, the day's conversation, its message and the call; the tool; the result.
     with django_assert_num_queries(10):
         assert not tools.call_tool(owner.member, "search_notes", {"query": ""}, site_url="").is_error
+
+
+def test_hsts_on_mcp_follows_djangos_settings_and_secure_requests(settings):
+    settings.SECURE_HSTS_SECONDS, settings.SECURE_HSTS_INCLUDE_SUBDOMAINS = 3600, True
+    settings.SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    behind_tls = {"scheme": "http", "headers": [(b"x-forwarded-proto", b"https")]}
+    plain = {"scheme": "http", "headers": [(b"x-forwarded-proto", b"http")]}
+    assert dict(security_headers(behind_tls))[b"strict-transport-security"] == b"max-age=3600; includeSubDomains"
+    assert b"strict-transport-security" not in dict(security_headers(plain))
+    settings.SECURE_PROXY_SSL_HEADER = None
+    assert b"strict-transport-security" in dict(security_headers({"scheme": "https", "headers": []}))
