@@ -92,6 +92,9 @@ def call_tool(member: Member, name: str, arguments: Any, *, site_url: str) -> ty
         text = str(error) or type(error).__name__
         record.call_finished(call, {"error": text}, is_error=True)
         return _error(text)
+    except Exception:
+        record.call_finished(call, {"error": "The tool failed unexpectedly."}, is_error=True)  # as the loop
+        raise
     return _card_result(card, site_url)
 
 

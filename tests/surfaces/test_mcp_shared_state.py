@@ -218,3 +218,13 @@ def test_hsts_on_mcp_follows_djangos_settings_and_secure_requests(settings):
     assert b"strict-transport-security" not in dict(security_headers(plain))
     settings.SECURE_PROXY_SSL_HEADER = None
     assert b"strict-transport-security" in dict(security_headers({"scheme": "https", "headers": []}))
+
+
+def test_a_tool_that_crashes_is_stored_as_failed(owner, monkeypatch):
+    def crash(*args, **kwargs):
+        raise RuntimeError("boom")
+    monkeypatch.setattr("assistant.tools.framework.execute", crash)
+    with pytest.raises(RuntimeError):
+        tools.call_tool(owner.member, "search_notes", {"query": ""}, site_url="")
+    stored = ToolCall.objects.get()
+    assert stored.is_error and stored.result == {"error": "The tool failed unexpectedly."} and stored.finished_at
