@@ -50,7 +50,7 @@ def test_another_persons_note_is_not_found_and_nothing_is_written(request, note,
 
 
 @pytest.mark.parametrize("kind, note_id, status, code", [
-    ("invoice", "1", 400, "unknown_context"),
+    ("invoice", "1", 400, "invalid"),
     ("note", "abc", 404, "not_found"),
     ("note", "99999999999999999999999", 404, "not_found"),
     ("note", "0", 404, "not_found"),
