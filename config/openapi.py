@@ -33,7 +33,6 @@ ERROR_STATUS = {
     "too_many_messages": status.HTTP_400_BAD_REQUEST,
     "query_too_long": status.HTTP_400_BAD_REQUEST,
     "invalid_query": status.HTTP_400_BAD_REQUEST,
-    "unknown_context": status.HTTP_400_BAD_REQUEST,
     "id_mismatch": status.HTTP_400_BAD_REQUEST,
     "instructions_too_long": status.HTTP_400_BAD_REQUEST,
     "model_not_allowed": status.HTTP_400_BAD_REQUEST,
