@@ -21,7 +21,7 @@ from assistant.org_models import ModelNotAllowed
 from config.api_errors import ApiError, bad_request, conflict, not_found
 from config.openapi import errors
 from config.serializers import StrictCharField, StrictSerializer, StrictUUIDField, parse_uuid
-from conversations.api import BUSY, model_not_allowed, parse_conversation_id
+from conversations.api import BUSY, ModelField, model_not_allowed, parse_conversation_id
 from conversations.models import Message
 from conversations.selectors import ConversationNotFound
 from conversations.services import ConversationBusy
@@ -66,11 +66,9 @@ class ChatRequestSerializer(StrictSerializer):
         required=False, help_text="What the person has open in the product: checked against their rights "
         "(404 `not_found`), told to the model as kind, id and title."
     )
-    model = StrictCharField(
-        required=False, allow_blank=True, max_length=100, help_text="The conversation's model option from this "
-        "turn on (GET /api/me/models; \"\": the organization's). One the organization does not allow is 400 "
-        "`model_not_allowed`, nothing written."
-    )
+    model = ModelField(help_text="The conversation's model option from this turn on (GET /api/me/models; \"\": "
+                       "the organization's). Another, or one the organization does not allow, is 400 "
+                       "`model_not_allowed`, nothing written.")
 
 
 ChatResponse = inline_serializer("ChatAccepted", {

@@ -71,6 +71,15 @@ def allowed_options(organization_id: int | None = None) -> list[ModelOption]:
     ]
 
 
+def choosable_option_ids() -> list[str]:
+    """Every option some organization here may choose (allowed by the
+    deployment, usable with its keys or with an organization's own): what the
+    API documents as a conversation's `model` values ("" is the organization's)."""
+    allowed = settings.ASSISTANT_MODEL_OPTIONS
+    return ["", *(option.id for option in CATALOG if (not allowed or option.id in allowed)
+                  and unusable_reason(option, api_key="organization-key") is None)]
+
+
 def option_allowed(organization_id: int, option_id: str) -> bool:
     """Whether `option_id` is among allowed_options(organization_id), without a
     query when the deployment's own settings make it usable (the common case:

@@ -13,6 +13,7 @@ from config.api_errors import ApiError, bad_request, conflict, not_found
 from config.openapi import errors
 from config.serializers import StrictCharField, StrictSerializer, parse_uuid
 from conversations import selectors, services
+from conversations.extensions import model_choices
 from conversations.serializers import (
     ConversationSerializer,
     ConversationSummarySerializer,
@@ -33,9 +34,33 @@ def parse_conversation_id(raw: str) -> UUID:
         raise bad_request("invalid_id", "The conversation id must be a UUID.", {"id": ["Must be a UUID."]}) from None
 
 
+def model_not_allowed() -> ApiError:
+    return bad_request("model_not_allowed", "Your organization does not allow this model.",
+                       {"model": ["Not among the organization's models."]})
+
+
+class ModelField(serializers.ChoiceField):
+    """A conversation's model: the enum documents the options of this
+    deployment (read when the serializer is built, so it follows the
+    settings); any other text is 400 `model_not_allowed`, like an option the
+    organization does not allow (one code for a client to handle)."""
+
+    def __init__(self, **kwargs):
+        super().__init__(choices=[""], required=False, allow_blank=True, **kwargs)
+
+    def bind(self, field_name, parent):
+        super().bind(field_name, parent)
+        self.choices = model_choices()
+
+    def to_internal_value(self, data):
+        if isinstance(data, str) and data not in self.choice_strings_to_values:
+            raise model_not_allowed()
+        return super().to_internal_value(data)
+
+
 class ConversationPatchSerializer(StrictSerializer):
     title = StrictCharField(max_length=services.RENAME_MAX_CHARS, required=False)  # blank refused by CharField
-    model = StrictCharField(max_length=100, required=False, allow_blank=True, help_text=(
+    model = ModelField(help_text=(
         "A model option the organization allows (GET /api/me/models); \"\" returns to the organization's. "
         "Another is 400 `model_not_allowed`."))
 
@@ -49,11 +74,6 @@ class ConversationPatchSerializer(StrictSerializer):
         if not attrs:
             raise serializers.ValidationError("Send `title`, `model` or both.")
         return attrs
-
-
-def model_not_allowed() -> ApiError:
-    return bad_request("model_not_allowed", "Your organization does not allow this model.",
-                       {"model": ["Not among the organization's models."]})
 
 
 class ConversationPagination(PageNumberPagination):

@@ -33,8 +33,11 @@ class ConversationExportView(MemberAPIView):
 
     @extend_schema(
         operation_id="conversation_export", parameters=[ORGANIZATION_PARAMETER, FORMAT_PARAMETER],
-        responses={200: OpenApiResponse(OpenApiTypes.BINARY, description="An attachment (text/markdown or "
-                                        "application/json).")},
+        responses={
+            (200, "text/markdown"): OpenApiResponse(OpenApiTypes.STR, description="`format=md`: an attachment."),
+            (200, "application/json"): OpenApiResponse(OpenApiTypes.OBJECT, description="`format=json`: an "
+                                                       "attachment, the conversation as GET shows it."),
+        },
         extensions=errors("not_found", "invalid_format"),
         description="One conversation of the person as a file. Markdown holds what was said (current versions, "
         "tool calls by name); JSON holds everything GET /api/conversations/{id} shows.",

@@ -30,18 +30,24 @@ def conversation_extras(thread: Thread) -> dict[str, Any]:
 
 
 # Which model options a conversation may be given is the assistant's to say
-# (assistant.org_models): it registers the check here, from its ready().
+# (assistant.org_models): it registers them here, from its ready().
 ModelCheck = Callable[[Any, str], bool]
-_model_checks: list[ModelCheck] = []
+ModelChoices = Callable[[], list[str]]
+_models: dict[str, Any] = {"check": None, "choices": None}
 
 
-def register_model_check(fn: ModelCheck) -> None:
-    """`fn(member, option_id)` says whether the member's organization allows the option."""
-    _model_checks[:] = [fn]
+def register_models(*, check: ModelCheck, choices: ModelChoices) -> None:
+    """`check(member, option_id)`: whether the member's organization allows the
+    option; `choices()`: every value the API may take (documented as an enum)."""
+    _models.update(check=check, choices=choices)
 
 
 def model_allowed(member, option_id: str) -> bool:
     """"" (the organization's own model) always is; anything else only when the assistant says so."""
     if not option_id:
         return True
-    return bool(_model_checks) and _model_checks[0](member, option_id)
+    return _models["check"] is not None and _models["check"](member, option_id)
+
+
+def model_choices() -> list[str]:
+    return _models["choices"]() if _models["choices"] is not None else [""]
