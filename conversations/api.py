@@ -70,11 +70,6 @@ class ConversationPatchSerializer(StrictSerializer):
             raise serializers.ValidationError("The title is empty.")
         return value.strip()
 
-    def validate(self, attrs):
-        if not attrs:
-            raise serializers.ValidationError("Send `title`, `model` or both.")
-        return attrs
-
 
 class ConversationPagination(PageNumberPagination):
     """`page` (from 1) and `pageSize` (1 to 200), refused with 400 `invalid_page`
@@ -179,7 +174,8 @@ class ConversationDetailView(MemberAPIView):
     @extend_schema(operation_id="conversation_rename", parameters=[ORGANIZATION_PARAMETER],
                    request=ConversationPatchSerializer, responses=ConversationSummarySerializer,
                    extensions=errors("invalid", "invalid_id", "not_found", "model_not_allowed"),
-                   description="Rename (`title`), choose the conversation's model (`model`), or both.")
+                   description="Rename (`title`), choose the conversation's model (`model`), or both; "
+                   "an empty body changes nothing and answers the summary.")
     def patch(self, request, conversation_id: str):
         thread_id = parse_conversation_id(conversation_id)
         serializer = ConversationPatchSerializer(data=request.data)

@@ -196,3 +196,11 @@ def test_staff_read_feedback_and_opening_one_is_recorded(owner, admin_client):
     assert page.status_code == 200 and b"wrong city" in page.content
     access = StaffAccess.objects.get()
     assert access.kind == "feedback" and access.person_id == owner.user.pk and access.object_id == str(feedback.pk)
+
+
+def test_an_empty_patch_changes_nothing(owner):
+    turn = answered(owner, ScriptedClient(say("Hi.")))
+    thread = Thread.objects.get(id=turn.thread_id)
+    response = owner.client.patch(f"/api/conversations/{thread.id}", {}, format="json")
+    assert response.status_code == 200 and response.json()["title"] == thread.title
+    assert Thread.objects.get(id=thread.id).updated_at == thread.updated_at
