@@ -147,6 +147,7 @@ STAFF_ACCESS_WORDS = {
     "card": _("a staff member looked at one of your confirmation cards"),
     "export": _("a staff member downloaded an export of your data"),
     "erasure": _("a staff member started erasing your data"),
+    "feedback": _("a staff member read your feedback on a reply"),
 }
 # The most recent ones on the page; the export lists them all.
 STAFF_ACCESS_SHOWN = 100

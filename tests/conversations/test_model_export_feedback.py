@@ -13,6 +13,7 @@ from conversations.models import Message, MessageFeedback, Thread
 from organizations.models import StaffAccess
 from tests.assistant.conftest import Clock
 from tests.fakes.scripted import ScriptedClient, call, say
+from tests.web.conftest import web_client
 
 ALLOWED = "bedrock-claude-haiku-4-5"
 
@@ -196,6 +197,8 @@ def test_staff_read_feedback_and_opening_one_is_recorded(owner, admin_client):
     assert page.status_code == 200 and b"wrong city" in page.content
     access = StaffAccess.objects.get()
     assert access.kind == "feedback" and access.person_id == owner.user.pk and access.object_id == str(feedback.pk)
+    # The person is told on their data page, in words.
+    assert "a staff member read your feedback on a reply" in web_client(owner).get("/data/").content.decode()
 
 
 def test_an_empty_patch_changes_nothing(owner):
