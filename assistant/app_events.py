@@ -67,3 +67,17 @@ def render_events(events: Iterable[Mapping[str, Any]]) -> str:
         return ""
     preface = "Events from the application since your last turn (not written by the person):"
     return "\n".join([OPENING_TAG, preface, *lines, CLOSING_TAG])
+
+
+def event_tool_names(block: str) -> list[str]:
+    """The tool of each event in a rendered block: what the guard counts as
+    read when the block is sent (a card's description and outcome are in it)."""
+    names = []
+    for line in block.splitlines():
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(event, dict) and isinstance(event.get("tool_name"), str):
+            names.append(event["tool_name"])
+    return names

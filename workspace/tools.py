@@ -298,6 +298,8 @@ TOOLSET = Toolset(
             output=DeleteNoteOutput,
             describe=describe_delete_note,
             perform=perform_delete_note,
+            # Its description and outcome name the note: a read of the person's notes.
+            shows=frozenset({"private"}),
         ),
         Tool(
             name="send_email",
@@ -308,6 +310,8 @@ TOOLSET = Toolset(
             output=SendEmailOutput,
             describe=describe_send_email,
             perform=perform_send_email,
+            # The card and the outcome repeat what the model wrote (and a sent mail's id).
+            shows=frozenset(),
         ),
     ),
 )
