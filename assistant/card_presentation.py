@@ -78,7 +78,7 @@ def present(card: ActionCard) -> CardPresentation:
     notices = []
     if card.trifecta_warning:
         notices.append(Notice("trifecta", _(TRIFECTA_WARNING)))
-    repeat = card.identical_done_at is not None and card.status == Status.PENDING
-    if repeat:
+    if card.identical_done_at is not None:
         notices.append(Notice("repeat", repeat_notice(card.identical_done_at)))
+    repeat = card.identical_done_at is not None and card.status == Status.PENDING
     return CardPresentation(tuple(notices), tool_title(card.tool_name), card.description, repeat)
