@@ -14,6 +14,7 @@ from django.utils.dateformat import format as format_date
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext
 
+from assistant.card_presentation import CardPresentation, present
 from assistant.cards import WITHDRAWN_ERROR
 from web.markdown import render_markdown
 
@@ -80,6 +81,8 @@ class CardView:
     expires_in: str
     result_json: str
     error: str
+    # What to show first and in which order (assistant.card_presentation).
+    presentation: CardPresentation | None = None
 
     @property
     def is_pending(self) -> bool:
@@ -198,6 +201,7 @@ def card_view(card, *, title: str, now: datetime) -> CardView:
         expires_in=time_left(card.expires_at, now),
         result_json="" if card.result is None else pretty_json(card.result),
         error=card.error or "",
+        presentation=present(card),
     )
 
 
