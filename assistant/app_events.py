@@ -41,7 +41,9 @@ _TAG_START = re.compile(
     re.IGNORECASE,
 )
 
-EVENT_FIELDS = ("kind", "card_id", "tool_name", "summary")
+# `input`: the card's tool input as JSON text, so a model can tell an action
+# already done from a new one (no effect twice).
+EVENT_FIELDS = ("kind", "card_id", "tool_name", "summary", "input")
 
 
 def neutralize(text: str) -> str:

@@ -401,6 +401,8 @@ def card_event(card: ActionCard) -> dict[str, str]:
         "card_id": str(card.id),
         "tool_name": card.tool_name,
         "summary": framework.bound_for_model(_summary(card), MAX_SUMMARY_CHARS),
+        "input": framework.bound_for_model(
+            json.dumps(card.tool_input, ensure_ascii=False, sort_keys=True, separators=(",", ":")), MAX_SUMMARY_CHARS),
     }
 
 
