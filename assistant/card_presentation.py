@@ -43,10 +43,7 @@ class CardPresentation:
     title: str
     description: str
     acknowledgement_required: bool
-
-    @property
-    def confirm_label(self) -> str:
-        return _("Confirm again") if self.acknowledgement_required else _("Confirm")
+    confirm_label: str
 
     def as_text(self) -> str:
         """Plain text in the promised order (MCP, logs-free doors)."""
@@ -81,4 +78,5 @@ def present(card: ActionCard) -> CardPresentation:
     if card.identical_done_at is not None:
         notices.append(Notice("repeat", repeat_notice(card.identical_done_at)))
     repeat = card.identical_done_at is not None and card.status == Status.PENDING
-    return CardPresentation(tuple(notices), tool_title(card.tool_name), card.description, repeat)
+    label = _("Confirm again") if repeat else _("Confirm")
+    return CardPresentation(tuple(notices), tool_title(card.tool_name), card.description, repeat, label)
