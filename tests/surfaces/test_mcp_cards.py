@@ -51,7 +51,7 @@ def test_a_delete_note_proposal_then_the_inbox_then_a_send_carries_the_warning_f
 
 
 def test_a_format_character_is_a_tool_error_and_no_card(server, owner):
-    [result] = calls(server, owner, ("send_email", {**SEND, "to": "b\u202e@example.com"}))
+    [result] = calls(server, owner, ("send_email", {**SEND, "to": "b@\u202emoc.elpmaxe"}))
     assert result.is_error and "U+202E" in result.content[0].text
     assert not ActionCard.objects.exists()
 

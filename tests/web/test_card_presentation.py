@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone, translation
 
-from assistant.card_presentation import TRIFECTA_WARNING, present
+from assistant.proposals import TRIFECTA_WARNING
 from assistant.models import ActionCard
 from tests.web.conftest import make_card, make_conversation
 
@@ -48,6 +48,8 @@ def test_a_decided_card_shows_no_warning_nor_buttons(owner, owner_web):
 
 @pytest.mark.parametrize("language", ["de", "fr", "it"])
 def test_the_presentation_is_translated(owner, language):
+    from assistant.card_presentation import present
+
     card = make_card(owner, make_conversation(owner), warning=True, tool_name="send_email")
     card.identical_done_at = timezone.now()
     with translation.override(language):

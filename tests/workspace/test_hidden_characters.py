@@ -23,7 +23,7 @@ def send(owner, **fields):
 
 
 @pytest.mark.parametrize(("field", "value", "code"), [
-    ("to", "bob\u202e@example.com", "U+202E"),  # right-to-left override
+    ("to", "bob@\u202emoc.elpmaxe", "U+202E"),  # right-to-left override: shows as "example.com"
     ("to", "bob@exam\u200bple.com", "U+200B"),  # zero-width space
     ("subject", "Invoice \u202egpj.exe", "U+202E"),
     ("body", "Pay to account 12\u200d34", "U+200D"),
