@@ -71,15 +71,21 @@ def render_events(events: Iterable[Mapping[str, Any]]) -> str:
     return "\n".join([OPENING_TAG, preface, *lines, CLOSING_TAG])
 
 
-def event_tool_names(block: str) -> list[str]:
-    """The tool of each event in a rendered block: what the guard counts as
-    read when the block is sent (a card's description and outcome are in it)."""
-    names = []
+
+def parse_events(block: str) -> list[dict]:
+    """The events of a rendered block (one JSON object per line); other lines are skipped."""
+    events = []
     for line in block.splitlines():
         try:
             event = json.loads(line)
         except ValueError:
             continue
-        if isinstance(event, dict) and isinstance(event.get("tool_name"), str):
-            names.append(event["tool_name"])
-    return names
+        if isinstance(event, dict):
+            events.append(event)
+    return events
+
+
+def event_tool_names(block: str) -> list[str]:
+    """The tool of each event in a rendered block: what the guard counts as
+    read when the block is sent (a card's description and outcome are in it)."""
+    return [event["tool_name"] for event in parse_events(block) if isinstance(event.get("tool_name"), str)]

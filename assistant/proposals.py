@@ -7,8 +7,8 @@ from django.utils import timezone
 from pydantic import BaseModel
 
 from assistant import live
-from assistant.fingerprint import snapshot_hash
 from assistant.card_presentation import TRIFECTA_WARNING
+from assistant.fingerprint import snapshot_hash
 from assistant.models import ActionCard, Turn
 from assistant.repeats import identical_done_at
 from assistant.tools import framework

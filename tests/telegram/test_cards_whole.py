@@ -9,8 +9,8 @@ import pytest
 from django.core import mail
 from telegram.error import RetryAfter
 
-from assistant.proposals import TRIFECTA_WARNING
 from assistant.models import ActionCard
+from assistant.proposals import TRIFECTA_WARNING
 from surfaces.telegram import handlers
 from surfaces.telegram.follow import follow_turn
 from surfaces.telegram.formatting import MESSAGE_LIMIT, telegram_length

@@ -8,8 +8,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone, translation
 
-from assistant.proposals import TRIFECTA_WARNING
 from assistant.models import ActionCard
+from assistant.proposals import TRIFECTA_WARNING
 from tests.web.conftest import make_card, make_conversation
 
 pytestmark = pytest.mark.django_db
