@@ -1,5 +1,5 @@
 """Issue 22 over MCP (the real server, the official client): a delete_note
-proposal taints the session (point 2), a card's text is the shared
+proposal taints what the MCP guard counts (point 2), a card's text is the shared
 presentation with the warning first (point 1), hidden characters are a tool
 error (point 5), a repeat of a confirmed action says so (point 8)."""
 
@@ -23,7 +23,7 @@ def server(transactional_db):
 
 
 def calls(server, person, *steps):
-    """Run the (name, arguments) steps in one session; a step may be a callable run in between."""
+    """Run the (name, arguments) steps in one client session; a step may be a callable run in between."""
     async def go():
         results = []
         async with mcp_session(server.url, person.token) as session:
@@ -56,7 +56,7 @@ def test_a_format_character_is_a_tool_error_and_no_card(server, owner):
     assert not ActionCard.objects.exists()
 
 
-def test_an_action_confirmed_in_the_session_is_flagged_when_proposed_again(server, owner):
+def test_an_action_confirmed_over_mcp_is_flagged_when_proposed_again(server, owner):
     def confirm_first(results):
         card = ActionCard.objects.get(id=results[0].structured_content["cardId"])
         response = owner.client.post(f"/api/cards/{card.id}/confirm", {"hash": card.snapshot_hash}, format="json")
