@@ -20,6 +20,7 @@ from mcp import types
 from pydantic import BaseModel, Field
 
 from assistant import proposals
+from assistant.card_presentation import present
 from assistant.models import ActionCard
 from assistant.tools import framework
 from assistant.tools.registry import all_tools, get_tool
@@ -130,7 +131,6 @@ def _card_result(card: ActionCard, site_url: str) -> types.CallToolResult:
         trifectaWarning=card.trifecta_warning,
     )
     structured = proposed.model_dump(mode="json")
-    text = json.dumps(structured, ensure_ascii=False, separators=(",", ":"))
-    if card.trifecta_warning:
-        text += "\n" + proposals.TRIFECTA_WARNING
+    # The card as every door shows it (warnings first, the whole description), then its data.
+    text = present(card).as_text() + "\n\n" + json.dumps(structured, ensure_ascii=False, separators=(",", ":"))
     return types.CallToolResult(content=[types.TextContent(type="text", text=text)], structured_content=structured)
