@@ -332,12 +332,22 @@ def _deliver(inbox: asyncio.Queue, data) -> None:
 
 
 class _PollPace:
-    """When a polled stream ends (STREAM_MAX_SECONDS) and when it owes the
-    client a heartbeat (nothing sent for STREAM_HEARTBEAT_SECONDS)."""
+    """When a polled stream ends (STREAM_MAX_SECONDS), when it owes the
+    client a heartbeat (nothing sent for STREAM_HEARTBEAT_SECONDS), and how long
+    it sleeps between reads: FIRST_POLL_SECONDS at first, doubled after each
+    read up to STREAM_POLL_SECONDS, so a reply that starts at once is seen at
+    once (the first word, issue 21) and a long wait costs the usual pace."""
+
+    FIRST_POLL_SECONDS = 0.02
 
     def __init__(self):
         self.last_sent = time.monotonic()
         self.deadline = self.last_sent + settings.STREAM_MAX_SECONDS
+        self.pause = min(self.FIRST_POLL_SECONDS, settings.STREAM_POLL_SECONDS)
+
+    def next_pause(self) -> float:
+        pause, self.pause = self.pause, min(self.pause * 2, settings.STREAM_POLL_SECONDS)
+        return pause
 
     def open(self) -> bool:
         return time.monotonic() < self.deadline
@@ -361,7 +371,7 @@ async def poll_turn(turn_id: UUID, cursor: Cursor, *, sleep=asyncio.sleep) -> As
             return
         if pace.heartbeat_due(sent=bool(events)):
             yield None
-        await sleep(settings.STREAM_POLL_SECONDS)
+        await sleep(pace.next_pause())
 
 
 def poll_turn_blocking(turn_id: UUID, cursor: Cursor, *, sleep=time.sleep) -> Iterator[Event | None]:
@@ -375,6 +385,6 @@ def poll_turn_blocking(turn_id: UUID, cursor: Cursor, *, sleep=time.sleep) -> It
             return
         if pace.heartbeat_due(sent=bool(events)):
             yield None
-        sleep(settings.STREAM_POLL_SECONDS)
+        sleep(pace.next_pause())
 
 
