@@ -304,7 +304,8 @@ def async_endpoint(view):
     checked = sync_to_async(check_then_release)
 
     async def endpoint(request, *args, **kwargs):
-        return await checked(request, *args, **kwargs)
+        async with live.read_slot():  # a crowd of streams opening reads a few at a time, as it follows
+            return await checked(request, *args, **kwargs)
 
     endpoint.cls, endpoint.initkwargs, endpoint.csrf_exempt = view.cls, view.initkwargs, True
     return endpoint

@@ -142,7 +142,28 @@ def _read_and_release(turn_id: UUID, cursor: Cursor) -> tuple[list[Event], bool]
         release_database()
 
 
-catch_up: Callable[[UUID, Cursor], Awaitable[tuple[list[Event], bool]]] = sync_to_async(_read_and_release)
+_read_in_thread: Callable[[UUID, Cursor], Awaitable[tuple[list[Event], bool]]] = sync_to_async(_read_and_release)
+_read_slots: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore]" = weakref.WeakKeyDictionary()
+
+
+def read_slot() -> asyncio.Semaphore:
+    """At most STREAM_DB_READS of a web process's streams read the database at
+    once. Each read runs in its request's own thread, on a connection of its
+    own: when a turn followed by 300 streams ended, the 300 reads of its end
+    opened PostgreSQL connections all at once, and the reads refused past
+    max_connections cut their streams before `turn_ended` (issue 21)."""
+    loop = asyncio.get_running_loop()
+    slots = _read_slots.get(loop)
+    if slots is None:
+        slots = _read_slots[loop] = asyncio.Semaphore(settings.STREAM_DB_READS)
+    return slots
+
+
+async def catch_up(turn_id: UUID, cursor: Cursor) -> tuple[list[Event], bool]:
+    """The turn's events from `cursor` in the database (one read, in turn with
+    the process's other streams)."""
+    async with read_slot():
+        return await _read_in_thread(turn_id, cursor)
 
 
 async def follow_turn(turn_id: UUID, cursor: Cursor) -> AsyncIterator[Event | None]:

@@ -298,6 +298,10 @@ if REDIS_URL:
 STREAM_HEARTBEAT_SECONDS = env_int("STREAM_HEARTBEAT_SECONDS", 15, minimum=1)
 STREAM_POLL_SECONDS = env_int("STREAM_POLL_MS", 200, minimum=10) / 1000
 STREAM_MAX_SECONDS = env_int("STREAM_MAX_SECONDS", 600, minimum=10)
+# Database reads of a web process's open streams (their check, catch-ups and
+# end) at once: each holds a connection while it reads, so a crowd following
+# one turn needs this many connections per web process, not one per stream.
+STREAM_DB_READS = env_int("STREAM_DB_READS", 4, minimum=1)
 CELERY_TASK_ALWAYS_EAGER = False
 
 # --- Conversations ---------------------------------------------------------
