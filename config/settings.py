@@ -394,6 +394,11 @@ ASSISTANT_STUCK_GRACE_SECONDS = env_int("ASSISTANT_STUCK_GRACE_SECONDS", 90, min
 # A turn still queued after this long is published again, once; still queued
 # this long after that, it fails with its reservation released.
 ASSISTANT_QUEUED_SWEEP_SECONDS = env_int("ASSISTANT_QUEUED_SWEEP_SECONDS", 300, minimum=10)
+# Each Celery worker process writes a heartbeat this often (assistant.service);
+# a turn still queued after SERVICE_DOWN_SECONDS while no worker beats is
+# reported as the service not answering (the turn's status, the chat page).
+WORKER_BEAT_SECONDS = env_int("WORKER_BEAT_SECONDS", 5, minimum=1)
+SERVICE_DOWN_SECONDS = env_int("SERVICE_DOWN_SECONDS", 15, minimum=1)
 # Conversations without activity for this many days are deleted.
 ASSISTANT_IDLE_PURGE_DAYS = env_int("ASSISTANT_IDLE_PURGE_DAYS", 90, minimum=1)
 ASSISTANT_PURGE_BATCH_SIZE = env_int("ASSISTANT_PURGE_BATCH_SIZE", 200, minimum=1)

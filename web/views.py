@@ -94,6 +94,7 @@ def chat(request, conversation_id: UUID | None = None):
         "current_id": str(conversation_id or ""),
         "examples": EXAMPLES,
         "trifecta_warning": TRIFECTA_WARNING,
+        "service_down_seconds": settings.SERVICE_DOWN_SECONDS,
     })
 
 
