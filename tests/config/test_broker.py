@@ -88,29 +88,26 @@ def waiting_consumer(tmp_path: Path, polling_interval: float):
     return connection, received, thread
 
 
-def test_a_waiting_worker_is_woken_by_a_message_without_waiting_for_its_poll(tmp_path):
-    """Polling every 60 s: only the wake-up can deliver the message before the
-    join gives up (10 s)."""
+def delivered_to_a_waiting_worker(tmp_path: Path, message: dict) -> list:
+    """What a consumer polling every 60 s received within 10 s of `message`
+    being put: only a wake-up delivers it in time."""
     consumer, received, thread = waiting_consumer(tmp_path, polling_interval=60)
     try:
         with folder_connection(tmp_path) as producer:
-            producer.SimpleQueue("celery").put({"turn": 1})
+            producer.SimpleQueue("celery").put(message)
         thread.join(10)
-        assert received == [{"turn": 1}]
+        return received
     finally:
         consumer.release()
+
+
+def test_a_waiting_worker_is_woken_by_a_message_without_waiting_for_its_poll(tmp_path):
+    assert delivered_to_a_waiting_worker(tmp_path, {"turn": 1}) == [{"turn": 1}]
 
 
 def test_without_inotify_the_worker_polls_the_folder_often(monkeypatch, tmp_path):
     monkeypatch.setattr(config.broker.FolderWatch, "open", classmethod(lambda cls, folder: None))
-    consumer, received, thread = waiting_consumer(tmp_path, polling_interval=60)
-    try:
-        with folder_connection(tmp_path) as producer:
-            producer.SimpleQueue("celery").put({"turn": 2})
-        thread.join(10)
-        assert received == [{"turn": 2}]
-    finally:
-        consumer.release()
+    assert delivered_to_a_waiting_worker(tmp_path, {"turn": 2}) == [{"turn": 2}]
 
 
 def test_every_message_of_a_burst_reaches_the_waiting_worker(tmp_path):
