@@ -3,7 +3,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("assistant", "0007_turn_cancelled_and_cancel_requested_at"),
+        ("assistant", "0008_card_identical_done_at"),
     ]
 
     operations = [
