@@ -5,10 +5,12 @@ processes, Redis, PostgreSQL).
 
 The cause found: at a turn's end every stream reads the database once (the
 end's catch-up), each in the thread of its own request (Django's ASGI handler
-gives each request its own), so 300 streams opened up to 300 PostgreSQL
-connections in the same instant (77 seen at once here); past what the server
-allows (PostgreSQL's default max_connections is 100) the read failed and the
-stream was cut after its last text. A web process now reads for its streams a
+gives each request its own), so 300 streams opened as many PostgreSQL
+connections as the reads overlapped (up to 77 at once seen here, 300 streams
+opening and ending); past what the server allows (PostgreSQL's default
+max_connections is 100) a read failed and its stream was cut after its last
+text. Before the fix (STREAM_DB_READS unbounded) 96 of the 300 streams on one
+turn ended without `turn_ended` here. A web process now reads for its streams a
 few at a time (STREAM_DB_READS). The web here connects as a role allowed
 WEB_CONNECTIONS connections, a deployment's PostgreSQL smaller than its crowd."""
 
