@@ -91,6 +91,9 @@ class LedgerEntry(models.Model):
     class Meta:
         ordering = ["id"]
         verbose_name_plural = "ledger entries"
+        # The admin's date drill-down (its first and last entry, one probe per
+        # period): ranges of this index, never a sort of the ledger.
+        indexes = [models.Index(fields=["created_at"], name="ledger_created")]
         constraints = [
             # Idempotency backstop (the services also check under the account
             # lock): a turn is reserved at most once and closed at most once.
