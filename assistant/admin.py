@@ -26,7 +26,8 @@ from assistant.admin_exports import exports_view
 from assistant.maintenance import erasure_start
 from assistant.models import ActionCard, Erasure, ProviderKey, Turn
 from assistant.org_models import KeyRefused, provider_key_save, verify_key
-from config.admin import ViewOnlyAdminMixin
+from assistant.providers import CATALOG
+from config.admin import ScaledChangeList, ViewOnlyAdminMixin
 from conversations.models import Thread
 from organizations.access_log import Kind, staff_access_record_person
 from organizations.admin import RecordsStaffAccess
@@ -60,14 +61,27 @@ class ActionCardAdmin(RecordsStaffAccess, ViewOnlyAdminMixin, admin.ModelAdmin):
 # --- Turns: failed ones looked into, read-only ------------------------------------
 
 
+class ModelOptionFilter(admin.SimpleListFilter):
+    """The model filter's choices from the catalog, not a SELECT DISTINCT over every turn."""
+
+    title = "model option"
+    parameter_name = "model_option"
+
+    def lookups(self, request, model_admin):
+        return [(option.id, option.id) for option in CATALOG]
+
+    def queryset(self, request, queryset):
+        return queryset.filter(model_option=self.value()) if self.value() else queryset
+
+
 @admin.register(Turn)
-class TurnAdmin(RecordsStaffAccess, ViewOnlyAdminMixin, admin.ModelAdmin):
+class TurnAdmin(ScaledChangeList, RecordsStaffAccess, ViewOnlyAdminMixin, admin.ModelAdmin):
     list_display = [
         "id", "conversation", "organization", "status", "failure_kind", "model_option", "steps", "tool_calls",
         "input_tokens", "output_tokens", "reserved_micros", "cost_micros", "credit_month", "created_at",
         "finished_at",
     ]
-    list_filter = ["status", "failure_kind", "model_option"]
+    list_filter = ["status", "failure_kind", ModelOptionFilter]
     list_select_related = ["organization"]
     search_fields = ["=organization__slug"]
     search_help_text = "A turn or conversation id (exact), or an organization's slug."

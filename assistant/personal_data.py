@@ -76,7 +76,7 @@ def erase_cards(user, batch_size: int) -> int:
     ids = list(
         ActionCard.objects.filter(user=user)
         .exclude(thread__status=Thread.Status.RESPONDING)
-        .order_by("pk")
+        .order_by()  # the person's index, not a walk of every card's key (see delete_in_order)
         .values_list("pk", flat=True)[:batch_size]
     )
     return ActionCard.objects.filter(pk__in=ids).delete()[0] if ids else 0
@@ -86,7 +86,7 @@ def anonymize_turns(user, batch_size: int) -> int:
     """Finished turns keep their costs without the person."""
     ids = list(
         Turn.objects.filter(user=user, status__in=ENDED_STATUSES)
-        .order_by("pk")
+        .order_by()
         .values_list("pk", flat=True)[:batch_size]
     )
     return Turn.objects.filter(pk__in=ids).update(user=None) if ids else 0

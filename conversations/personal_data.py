@@ -72,11 +72,14 @@ def erase_conversations(user, batch_size: int) -> int:
     (tool calls, then messages, then threads), in every organization. A thread
     that is responding is left until its turn ends (ErasureBlocked)."""
     erasable = Thread.objects.filter(user=user).exclude(status=Thread.Status.RESPONDING)
+    # Starting from the person's own conversations (a list of their ids), the
+    # messages and tool calls are found through their thread's index.
+    thread_ids = list(erasable.values_list("pk", flat=True))
     deleted = delete_in_order((
-        ToolCall.objects.filter(message__thread__in=erasable),
-        Message.objects.filter(thread__in=erasable),
-        erasable,
-    ), batch_size)
+        ToolCall.objects.filter(message__thread_id__in=thread_ids),
+        Message.objects.filter(thread_id__in=thread_ids),
+        Thread.objects.filter(pk__in=thread_ids),
+    ), batch_size) if thread_ids else 0
     if deleted >= batch_size:
         return deleted
     if Thread.objects.filter(user=user, status=Thread.Status.RESPONDING).exists():
