@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run serve test messages bench bench-compare bench-reservation loadtest lint clean
+.PHONY: run serve test messages bench bench-compare bench-reservation bench-scale loadtest lint clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -49,6 +49,11 @@ bench-compare: $(STAMP) $(PEER_VENV)/.installed
 
 bench-reservation: $(STAMP)
 	$(PY) bench/reservation.py
+
+# Cost flat with the deployment's size: two sizes of one deployment on PostgreSQL (bench/scale.py);
+# appends its tables to bench/README.md. Not part of `make test`.
+bench-scale: $(STAMP)
+	$(PY) bench/scale.py --write
 
 # A bounded load test of the production stack (not part of `make test`); appends to bench/README.md.
 loadtest: $(STAMP)

@@ -31,9 +31,18 @@ def backwards(apps, schema_editor):
         schema_editor.execute(DROP)
 
 
+class BtreeGinOnPostgreSQL(BtreeGinExtension):
+    """Django's operation skips other databases going forwards, not backwards
+    (it asks pg_extension): SQLite has nothing to undo."""
+
+    def database_backwards(self, app_label, schema_editor, from_state, to_state):
+        if schema_editor.connection.vendor == "postgresql":
+            super().database_backwards(app_label, schema_editor, from_state, to_state)
+
+
 class Migration(migrations.Migration):
     dependencies = [("conversations", "0009_message_versions")]
 
     # BtreeGinExtension does nothing on other databases; btree_gin is a trusted
     # extension (PostgreSQL 13+): the database owner may create it.
-    operations = [BtreeGinExtension(), migrations.RunPython(forwards, backwards)]
+    operations = [BtreeGinOnPostgreSQL(), migrations.RunPython(forwards, backwards)]
