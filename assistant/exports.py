@@ -95,11 +95,17 @@ TURNS_HEADER = ("id", "created_at", "finished_at", "organization", "user_id", "s
                 "reserved_micros", "cost_micros", "model_option", "key_source")
 
 
-def turns_table(*, start: datetime, end: datetime, organization: Organization | None = None) -> Table:
+def turns_of_period(*, start: datetime, end: datetime, organization: Organization | None = None):
+    """A range of the index on (organization, created_at), or on created_at for everyone's."""
     turns = Turn.objects.filter(created_at__gte=start, created_at__lt=end)
     if organization is not None:
         turns = turns.filter(organization=organization)
-    rows = turns.order_by("created_at", "id").values_list(
+    return turns.order_by("created_at", "id")
+
+
+def turns_table(*, start: datetime, end: datetime, organization: Organization | None = None) -> Table:
+    turns = turns_of_period(start=start, end=end, organization=organization)
+    rows = turns.values_list(
         "id", "created_at", "finished_at", "organization__slug", "user_id", "status", "failure_kind", "steps",
         "tool_calls", "input_tokens", "output_tokens", "cache_write_tokens", "cache_read_tokens",
         "reserved_micros", "cost_micros", "model_option", "key_source",

@@ -44,6 +44,19 @@ def export_conversations(member: Member) -> Iterator[dict]:
         if len(threads) < EXPORT_BATCH_THREADS:
             return
         after = (threads[-1].created_at, threads[-1].id)
+        _release(threads)
+
+
+def _release(threads: list[Thread]) -> None:
+    """Prefetching links each message to its thread (and each call to its
+    message) both ways: reference cycles that only the garbage collector frees,
+    at its own pace, so batches would pile up between its passes. Breaking the
+    links frees a batch as soon as the next one is read."""
+    for thread in threads:
+        for message in thread.messages.all():
+            message._prefetched_objects_cache.clear()
+        thread._prefetched_objects_cache.clear()
+        thread.__dict__.clear()
 
 
 def _export_batch(member: Member, after: tuple | None) -> list[Thread]:
