@@ -27,20 +27,25 @@ from assistant.maintenance import erasure_start
 from assistant.models import ActionCard, Erasure, ProviderKey, Turn
 from assistant.org_models import KeyRefused, provider_key_save, verify_key
 from assistant.providers import CATALOG
-from config.admin import ScaledChangeList, ViewOnlyAdminMixin
+from assistant.tools.registry import all_tools
+from config.admin import ScaledChangeList, ViewOnlyAdminMixin, listed_filter
 from conversations.models import Thread
 from organizations.access_log import Kind, staff_access_record_person
 from organizations.admin import RecordsStaffAccess
 from organizations.personal_data import EXPORT_FORMAT, export_person
 
 
+def card_tool_names() -> list[str]:
+    return [tool.name for tool in all_tools() if tool.tool_class in ("confirm", "send")]
+
+
 @admin.register(ActionCard)
-class ActionCardAdmin(RecordsStaffAccess, ViewOnlyAdminMixin, admin.ModelAdmin):
+class ActionCardAdmin(ScaledChangeList, RecordsStaffAccess, ViewOnlyAdminMixin, admin.ModelAdmin):
     list_display = [
         "id", "tool_name", "status", "trifecta_warning", "organization", "user", "created_at", "expires_at",
         "decided_at",
     ]
-    list_filter = ["status", "tool_name", "trifecta_warning"]
+    list_filter = ["status", listed_filter("tool_name", "tool", card_tool_names), "trifecta_warning"]
     list_select_related = ["organization", "user"]
     search_fields = ["tool_name"]
     search_help_text = "A card, conversation or turn id (exact), or a tool name."
@@ -61,19 +66,6 @@ class ActionCardAdmin(RecordsStaffAccess, ViewOnlyAdminMixin, admin.ModelAdmin):
 # --- Turns: failed ones looked into, read-only ------------------------------------
 
 
-class ModelOptionFilter(admin.SimpleListFilter):
-    """The model filter's choices from the catalog, not a SELECT DISTINCT over every turn."""
-
-    title = "model option"
-    parameter_name = "model_option"
-
-    def lookups(self, request, model_admin):
-        return [(option.id, option.id) for option in CATALOG]
-
-    def queryset(self, request, queryset):
-        return queryset.filter(model_option=self.value()) if self.value() else queryset
-
-
 @admin.register(Turn)
 class TurnAdmin(ScaledChangeList, RecordsStaffAccess, ViewOnlyAdminMixin, admin.ModelAdmin):
     list_display = [
@@ -81,7 +73,8 @@ class TurnAdmin(ScaledChangeList, RecordsStaffAccess, ViewOnlyAdminMixin, admin.
         "input_tokens", "output_tokens", "reserved_micros", "cost_micros", "credit_month", "created_at",
         "finished_at",
     ]
-    list_filter = ["status", "failure_kind", ModelOptionFilter]
+    list_filter = ["status", "failure_kind",
+                   listed_filter("model_option", "model option", lambda: [option.id for option in CATALOG])]
     list_select_related = ["organization"]
     search_fields = ["=organization__slug"]
     search_help_text = "A turn or conversation id (exact), or an organization's slug."

@@ -129,6 +129,7 @@ class ActionCard(models.Model):
         indexes = [
             models.Index(fields=["status", "expires_at"], name="card_status_expiry"),
             models.Index(fields=["thread", "event_delivered_at"], name="card_thread_events"),
+            models.Index(fields=["created_at"], name="card_created"),  # the admin's list, newest first
             # The interrupted-card sweep (cards_mark_interrupted) reads only the
             # confirmed cards without an outcome: a handful, whatever the table's size.
             models.Index(fields=["decided_at"], name="card_confirmed_no_outcome",

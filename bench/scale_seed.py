@@ -5,7 +5,7 @@ seconds, not the minutes of ORM saves.
 A tenant shape: `orgs` organizations × `people` people × `threads`
 conversations × `messages` messages each; per conversation a turn for every 4
 messages (each with a reserve and a settle ledger row), a tool call on every
-tenth message, one card (confirmed with its outcome; every tenth pending, not
+assistant message, one card (confirmed with its outcome; every tenth pending, not
 yet expired); per person an unexpired API token. Every message holds the common
 word `hello`; the rarer `budget` is in one message of every seventh
 conversation. Timestamps fall in the last 30 days, so the periodic jobs find
@@ -30,11 +30,13 @@ TENANT_SQL = [
     """INSERT INTO conversations_thread (id, title, created_at, updated_at, last_activity_at, status, organization_id,
                                          user_id, continuous, surface, client_json, external_id, next_seq,
                                          history_bytes)
-       SELECT gen_random_uuid(), 'Conversation ' || t, now() - t * interval '1 hour', now() - t * interval '1 hour',
-              now() - t * interval '1 hour', 'idle', m.organization_id, m.user_id, false, '', '', '', %(messages)s,
-              NULL
+       SELECT gen_random_uuid(), 'Conversation ' || t, x.at, x.at, x.at, 'idle', m.organization_id, m.user_id,
+              false, '', '', '', %(messages)s, NULL
        FROM organizations_membership m JOIN organizations_organization g ON g.id = m.organization_id,
-            generate_series(1, %(threads)s) t
+            generate_series(1, %(threads)s) t,
+            -- m.id: one draw per row, not one per hour (a memoized lateral)
+            LATERAL (SELECT now() - t * interval '1 hour' - random() * interval '50 minutes'
+                            + m.id * interval '0') x(at)
        WHERE g.slug LIKE %(p)s || '-%%'""",
     """INSERT INTO conversations_message (id, client_id, seq, role, content, status, created_at, thread_id, notice,
                                           client_json, external_id)
@@ -53,7 +55,7 @@ TENANT_SQL = [
               '{"notes": []}', false, m.created_at, m.created_at
        FROM conversations_message m JOIN conversations_thread t ON t.id = m.thread_id
             JOIN organizations_organization g ON g.id = t.organization_id
-       WHERE g.slug LIKE %(p)s || '-%%' AND m.seq %% 10 = 1""",
+       WHERE g.slug LIKE %(p)s || '-%%' AND m.seq %% 2 = 1""",
     """INSERT INTO credits_creditaccount (month, granted_micros, used_micros, reserved_micros, opened_at, updated_at,
                                           organization_id)
        SELECT to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM'), 100000000000, 0, 0, now(), now(), g.id
