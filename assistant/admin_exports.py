@@ -21,8 +21,11 @@ class ExportForm(forms.Form):
     what = forms.ChoiceField(choices=[("ledger", "Ledger of an organization and month"),
                                       ("usage", "Usage per person per month"),
                                       ("turns", "Turns of a period")])
-    organization = forms.ModelChoiceField(queryset=Organization.objects.order_by("name"), to_field_name="slug",
-                                          required=False, help_text="Needed for the ledger and the usage.")
+    # A slug typed in, not a <select> of every organization (thousands of options on each page).
+    organization = forms.ModelChoiceField(queryset=Organization.objects.all(), to_field_name="slug",
+                                          widget=forms.TextInput, required=False,
+                                          help_text="Its slug. Needed for the ledger and the usage; "
+                                          "for the turns, only this organization's.")
     month = forms.RegexField(regex=r"^\d{4}-(0[1-9]|1[0-2])$", required=False, help_text="YYYY-MM (UTC).")
     start = forms.DateField(required=False, help_text="Turns created from this day (UTC)…")
     end = forms.DateField(required=False, help_text="…up to and including this day.")

@@ -2,6 +2,7 @@
 instructions to the assistant (GET/PUT /api/me/instructions) and the models they may choose (GET /api/me/models)."""
 
 from django.db import transaction
+from django.http import StreamingHttpResponse
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema, inline_serializer
@@ -22,7 +23,7 @@ from organizations.instructions import (
     my_instructions_set,
     organization_instructions_set,
 )
-from organizations.personal_data import export_user
+from organizations.personal_data import export_user_stream
 
 
 class MyExportView(MemberAPIView):
@@ -33,10 +34,11 @@ class MyExportView(MemberAPIView):
         "looked at the person's data, never who). A JSON attachment.",
     )
     def get(self, request):
-        document = export_user(self.member)
+        # Streamed as it is read, like the staff exports: memory holds a few
+        # conversations at a time, not the document (which grows with the person's history).
         filename = f"personal-data-{self.member.organization_slug or self.member.organization_id}-" \
             f"{timezone.now():%Y%m%d}.json"
-        response = Response(document)
+        response = StreamingHttpResponse(export_user_stream(self.member), content_type="application/json")
         response["Content-Disposition"] = f'attachment; filename="{filename}"'
         response["Cache-Control"] = "no-store"
         return response

@@ -73,6 +73,10 @@ class Turn(models.Model):
         indexes = [
             models.Index(fields=["status", "created_at"], name="turn_status_created"),
             models.Index(fields=["status", "started_at"], name="turn_status_started"),
+            # The admin's changelist (newest first) and the turns export of a period,
+            # for everyone or one organization: a range of the index, not a scan of all turns.
+            models.Index(fields=["created_at"], name="turn_created"),
+            models.Index(fields=["organization", "created_at"], name="turn_org_created"),
         ]
 
     def __str__(self):
@@ -131,6 +135,11 @@ class ActionCard(models.Model):
         indexes = [
             models.Index(fields=["status", "expires_at"], name="card_status_expiry"),
             models.Index(fields=["thread", "event_delivered_at"], name="card_thread_events"),
+            models.Index(fields=["created_at"], name="card_created"),  # the admin's list, newest first
+            # The interrupted-card sweep (cards_mark_interrupted) reads only the
+            # confirmed cards without an outcome: a handful, whatever the table's size.
+            models.Index(fields=["decided_at"], name="card_confirmed_no_outcome",
+                         condition=models.Q(status="confirmed", result__isnull=True)),
         ]
 
     def __str__(self):
@@ -209,3 +218,18 @@ class Erasure(models.Model):
 
     def __str__(self):
         return f"erasure of user #{self.subject_id} ({self.status})"
+
+
+class WorkerBeat(models.Model):
+    """A running Celery worker's heartbeat (assistant.service): written every
+    WORKER_BEAT_SECONDS by each worker process, deleted when it stops cleanly."""
+
+    name = models.CharField(max_length=255, primary_key=True)  # Celery's hostname and the process id
+    beat_at = models.DateTimeField()
+    started_at = models.DateTimeField()
+
+    class Meta:
+        indexes = [models.Index(fields=["beat_at"], name="workerbeat_beat_at")]
+
+    def __str__(self) -> str:
+        return self.name

@@ -195,6 +195,8 @@ class ApiToken(AbstractAuthToken):
 
     class Meta:
         ordering = ["-created"]
+        # The expired-token purge reads the expired ones only.
+        indexes = [models.Index(fields=["expiry"], name="apitoken_expiry")]
 
     def __str__(self):
         return f"{self.name or 'token'} of {self.user_id} in {self.organization_id}"

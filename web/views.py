@@ -72,6 +72,7 @@ def chat(request, conversation_id: UUID | None = None):
         "current_id": str(conversation_id or ""),
         "examples": EXAMPLES,
         "model_options": allowed_options(request.member.organization_id),
+        "service_down_seconds": settings.SERVICE_DOWN_SECONDS,
     })
 
 

@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('conversations', '0009_message_versions'),
+        ('conversations', '0010_message_search_per_thread'),
     ]
 
     operations = [

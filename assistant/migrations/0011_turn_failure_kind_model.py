@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('assistant', '0007_turn_cancelled_and_cancel_requested_at'),
+        ('assistant', '0010_scale_indexes'),
     ]
 
     operations = [

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('organizations', '0006_person_preferences'),
+        ('organizations', '0007_apitoken_expiry_index'),
     ]
 
     operations = [
