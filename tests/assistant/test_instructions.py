@@ -2,6 +2,8 @@
 the system prompt in marked sections that their text can't close or forge;
 bounded; set through the API by whom may set them; in the export."""
 
+import json
+
 import pytest
 
 from assistant.instructions import SYSTEM_PROMPT, system_prompt
@@ -111,6 +113,6 @@ def test_instructions_are_bounded_at_4000_characters(owner):
 def test_the_export_holds_the_instructions(owner, admin):
     organization_instructions_set(admin.member, text="Acme's rules.")
     my_instructions_set(owner.member, text="Be brief.")
-    export = owner.client.get("/api/me/export").json()
+    export = json.loads(b"".join(owner.client.get("/api/me/export").streaming_content))
     assert export["person"]["instructions"] == "Be brief."
     assert export["organization"]["instructions"] == "Acme's rules."

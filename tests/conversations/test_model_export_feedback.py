@@ -177,7 +177,8 @@ def test_feedback_is_in_the_export_and_erased_with_the_person(owner):
 
     reply = reply_of(answered(owner, ScriptedClient(say("Hi."))))
     owner.client.post(f"/api/messages/{reply.id}/feedback", {"rating": "up", "comment": "spot on"}, format="json")
-    [exported] = owner.client.get("/api/me/export").json()["feedback"]
+    response = owner.client.get("/api/me/export")
+    [exported] = json.loads(b"".join(response.streaming_content))["feedback"]
     assert exported["rating"] == "up" and exported["comment"] == "spot on"
     assert exported["messageId"] == str(reply.id) and exported["conversationId"] == str(reply.thread_id)
     while not erase_user(owner.user, 100).done:
