@@ -3,6 +3,7 @@ stored whole in the person's MCP conversation, and the trifecta guard read
 from them over MCP_TAINT_HOURS across sessions. The official client against
 the real server (tests/surfaces/mcp_server.py); each `call` is its own session."""
 
+import json
 from datetime import timedelta
 
 import httpx2
@@ -137,7 +138,8 @@ def test_the_calls_are_in_the_export_hidden_from_others_and_erased(server, owner
     Note.objects.create(organization=owner.organization, owner=owner.user, title="Zurich trip", body="Trains")
     call(server, owner, "search_notes", {"query": "Zurich"})
     thread = Thread.objects.get()
-    export = owner.client.get("/api/me/export").json()
+    # Streamed since the export is read as it is written (main's wt-scale).
+    export = json.loads(b"".join(owner.client.get("/api/me/export").streaming_content))
     assert export["mcp"]["privateReadAt"] and export["mcp"]["untrustedReadAt"] is None
     [conversation] = [c for c in export["conversations"] if c["id"] == str(thread.id)]
     [stored] = conversation["messages"][0]["toolCalls"]
