@@ -147,7 +147,7 @@ def test_the_calls_are_in_the_export_hidden_from_others_and_erased(server, owner
     assert stored["result"]["notes"][0]["title"] == "Zurich trip"
     for other in (colleague, outsider):
         assert other.client.get(f"/api/conversations/{thread.id}").status_code == 404
-        assert str(thread.id) not in other.client.get("/api/me/export").content.decode()
+        assert str(thread.id) not in b"".join(other.client.get("/api/me/export").streaming_content).decode()
         call(server, other, "search_notes", {"query": "Zurich"})  # their calls go to their own conversation
     assert ToolCall.objects.filter(message__thread=thread).count() == 1
     assert Thread.objects.filter(surface="mcp").count() == 3
