@@ -98,7 +98,8 @@ def test_delete_a_note_from_the_panel_then_keep_the_conversation_across_pages(br
     assert panel_of(page).locator("[data-welcome]").is_visible()  # the new conversation is the current one
     assert Thread.objects.count() == 1  # nothing created until the first message
 
-    panel.get_by_role("button", name="Close the assistant").click()
+    with page.expect_response("**/assistant/panel/state"):  # saved before the reload asks for the page
+        panel.get_by_role("button", name="Close the assistant").click()
     assert not panel.is_visible()
     page.reload()
     assert not panel_of(page).is_visible()  # closed stays closed
