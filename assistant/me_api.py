@@ -1,10 +1,10 @@
 """GET /api/me/export: the person's own data in the active organization, as a download."""
 
-from django.http import StreamingHttpResponse
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 
+from config.downloads import download_response
 from organizations.api import ORGANIZATION_PARAMETER, MemberAPIView
 from organizations.personal_data import export_user_stream
 
@@ -21,7 +21,7 @@ class MyExportView(MemberAPIView):
         # conversations at a time, not the document (which grows with the person's history).
         filename = f"personal-data-{self.member.organization_slug or self.member.organization_id}-" \
             f"{timezone.now():%Y%m%d}.json"
-        response = StreamingHttpResponse(export_user_stream(self.member), content_type="application/json")
-        response["Content-Disposition"] = f'attachment; filename="{filename}"'
+        response = download_response(request, export_user_stream(self.member), content_type="application/json",
+                                     filename=filename)
         response["Cache-Control"] = "no-store"
         return response
