@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run serve test messages bench bench-compare bench-reservation loadtest lint clean
+.PHONY: run serve test messages bench bench-compare bench-reservation bench-turns loadtest lint clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -49,6 +49,11 @@ bench-compare: $(STAMP) $(PEER_VENV)/.installed
 
 bench-reservation: $(STAMP)
 	$(PY) bench/reservation.py
+
+# 200 turns at once (an 8-second fake model) on ONE worker process of scripts/serve.sh's defaults, on a
+# PostgreSQL and a Redis started here; appends to bench/README.md. Not part of `make test`.
+bench-turns: $(STAMP)
+	$(PY) bench/turns.py --write
 
 # A bounded load test of the production stack (not part of `make test`); appends to bench/README.md.
 loadtest: $(STAMP)

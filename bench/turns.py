@@ -111,6 +111,14 @@ def rss_mib(pid: int) -> float:
     return 0.0
 
 
+def cpu_seconds(pid: int) -> float:
+    """CPU time of a process and its children (gunicorn's workers), user + system."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    own = sum(int(value) for value in fields[11:13]) / os.sysconf("SC_CLK_TCK")
+    children = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout.split()
+    return own + sum(cpu_seconds(int(child)) for child in children)
+
+
 class Sampler:
     """The worker's resident memory and the stack's PostgreSQL client
     connections, every 0.2 s; keeps the highest of each."""
@@ -144,7 +152,8 @@ class Sampler:
 
 
 def run_turns(base: str, token: str, database_url: str, count: int) -> tuple[float, dict[str, int]]:
-    """Posts `count` turns at once; seconds until the last one ended, and their statuses."""
+    """Posts `count` turns at once; seconds from the posts until the last turn
+    ended (its finished_at), and their statuses."""
     barrier = threading.Barrier(count)
 
     def post(_: int) -> str:
@@ -154,16 +163,22 @@ def run_turns(base: str, token: str, database_url: str, count: int) -> tuple[flo
             response.raise_for_status()
             return response.json()["turnId"]
 
-    started = time.monotonic()
+    started, started_at = time.monotonic(), time.time()
     with ThreadPoolExecutor(count) as pool:
         turn_ids = list(pool.map(post, range(count)))
+    posted = time.monotonic() - started
     with psycopg.connect(database_url, autocommit=True, application_name=BENCH_APP) as connection:
         while True:
             rows = connection.execute("SELECT status, count(*) FROM assistant_turn WHERE id = ANY(%s) GROUP BY 1",
                                       [turn_ids]).fetchall()
             statuses = dict(rows)
             if sum(n for status, n in statuses.items() if status in ("done", "failed", "cancelled")) == count:
-                return time.monotonic() - started, statuses
+                # The database's clock (this machine's): not this script's polling.
+                last_started, last_finished = connection.execute(
+                    "SELECT extract(epoch FROM max(started_at)), extract(epoch FROM max(finished_at)) "
+                    "FROM assistant_turn WHERE id = ANY(%s)", [turn_ids]).fetchone()
+                statuses |= {"posted_s": round(posted, 1), "last_started_s": round(float(last_started) - started_at, 1)}
+                return float(last_finished) - started_at, statuses
             if time.monotonic() - started > 600:
                 raise TimeoutError(f"turns still running after 600 s: {statuses}")
             time.sleep(0.05)
@@ -198,13 +213,15 @@ def measure(turns: int, model_seconds: float, out: Path) -> dict:
             run_turns(base, token, database_url, 1)  # warm-up: first requests, the SDK's client
             one, _ = run_turns(base, token, database_url, 1)
             idle_rss = rss_mib(processes["worker"].pid)
+            cpu_before = {kind: cpu_seconds(process.pid) for kind, process in processes.items()}
             with Sampler(database_url, processes["worker"].pid) as sampler:
                 total, statuses = run_turns(base, token, database_url, turns)
+            cpu = {kind: round(cpu_seconds(process.pid) - cpu_before[kind], 1) for kind, process in processes.items()}
             threads = len(os.listdir(f"/proc/{processes['worker'].pid}/task"))
             return {"turns": turns, "model_seconds": model_seconds, "one": one, "total": total,
                     "statuses": statuses, "idle_rss": idle_rss, "rss": sampler.rss,
                     "connections": sampler.connections, "connections_by_kind": sampler.by_kind,
-                    "worker_threads": threads,
+                    "worker_threads": threads, "cpu_seconds": cpu,
                     "held_after": int(held_credits(database_url))}
     finally:
         for process in (*processes.values(), *extras):
@@ -227,10 +244,14 @@ def report(result: dict) -> str:
         f"`scripts/serve.sh` defaults (worker: threads pool, 200 threads; web: 2 processes; beat), a fake "
         f"Anthropic server streaming each answer over {result['model_seconds']:g} s.\n\n"
         "| figure | value | target |\n|---|---|---|\n"
-        f"| one turn alone (POST → ended) | {result['one']:.1f} s | |\n"
+        f"| one turn alone (POST → its end) | {result['one']:.1f} s | |\n"
         f"| {result['turns']} turns posted at once → the last ended | {result['total']:.1f} s "
         f"({ratio:.2f}× one turn) | ≤ 3× |\n"
-        f"| turns ended / done | {sum(result['statuses'].values())} / {result['statuses'].get('done', 0)} | all |\n"
+        f"| turns done (of {result['turns']}) | {result['statuses'].get('done', 0)} | all |\n"
+        f"| after the posts: all answered; the last turn started | {result['statuses']['posted_s']} s; "
+        f"{result['statuses']['last_started_s']} s | |\n"
+        f"| CPU seconds during the run (worker; web processes) | {result['cpu_seconds']['worker']}; "
+        f"{result['cpu_seconds']['web']} | |\n"
         f"| worker resident memory, peak (idle after one turn) | {result['rss']:.0f} MiB "
         f"({result['idle_rss']:.0f} MiB) | ≤ 1 GiB |\n"
         f"| memory per running turn ((peak − idle) / turns) | {per_turn:.0f} KiB | |\n"
