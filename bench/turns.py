@@ -83,8 +83,8 @@ def seed(env: dict[str, str]) -> str:
     return output.strip().splitlines()[-1]  # after the start-up's log lines
 
 
-def start_stack(env: dict[str, str], out: Path) -> dict[str, subprocess.Popen]:
-    processes = {}
+def start_stack(env: dict[str, str], out: Path, processes: dict[str, subprocess.Popen]) -> None:
+    """Web, worker and beat, into `processes` as they start (the caller stops them, started or not)."""
     for kind in ("worker", "web", "beat"):
         log = open(out / f"{kind}.log", "wb")  # noqa: SIM115 (open for the process's life)
         # PGAPPNAME (libpq's): the connections are counted per kind of process.
@@ -99,7 +99,7 @@ def start_stack(env: dict[str, str], out: Path) -> dict[str, subprocess.Popen]:
         except OSError:
             ready = False
         if ready:
-            return processes
+            return
         time.sleep(0.2)
     raise TimeoutError(f"the stack did not start: see {out}")
 
@@ -208,7 +208,7 @@ def measure(turns: int, model_seconds: float, out: Path) -> dict:
             subprocess.run([str(ROOT / "scripts/serve.sh"), "release"], env=env, cwd=ROOT, check=True,
                            stdout=subprocess.DEVNULL)
             token = seed(env)
-            processes = start_stack(env, out)
+            start_stack(env, out, processes)
             base = f"http://127.0.0.1:{env['PORT']}"
             run_turns(base, token, database_url, 1)  # warm-up: first requests, the SDK's client
             one, _ = run_turns(base, token, database_url, 1)

@@ -60,6 +60,7 @@ class Sampler:
 
 
 @pytest.mark.postgres_only
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="counts PostgreSQL's connections")
 def test_fifty_turns_wait_on_the_model_at_once_in_one_process_with_few_connections(owner, wire):  # noqa: F811
     wire.reply(*(pausing_reply(pause=12) for _ in range(TURNS)))
     tagged_url = f"{workers.test_database_url()}?application_name={WORKER_APP}"
