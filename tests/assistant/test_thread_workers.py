@@ -96,7 +96,7 @@ def ended(turn_id) -> bool:
 def test_a_worker_killed_mid_turn_stalls_no_other_worker(owner, wire, settings):  # noqa: F811
     # The first turn's model pauses (long enough to kill its worker in the
     # middle); the next ones answer at once.
-    wire.reply(pausing_reply(pause=8), quick_reply(), quick_reply())
+    wire.reply(pausing_reply(pause=60), quick_reply(), quick_reply())
     env = worker_env(wire)
     # One thread: the doomed worker takes no second turn while its first runs.
     with celery_worker(name="doomed", concurrency=1, **env) as doomed:
