@@ -11,6 +11,7 @@ most PostgreSQL client connections of the whole stack (sampled every 0.2 s).
 """
 
 import argparse
+import asyncio
 import json
 import os
 import platform
@@ -21,7 +22,6 @@ import sys
 import tempfile
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -51,6 +51,21 @@ def slow_reply(seconds: float):
     reply.chunk_size = -(-len(reply.body) // PIECES)
     reply.interval = seconds / (PIECES - 1)
     return reply
+
+
+def serve_model(count: int, seconds: float) -> None:
+    """The fake model, in its own process (not sharing this one's interpreter):
+    prints its URL, answers `count` requests, stops when stdin closes."""
+    with WireServer() as wire:
+        wire.reply(*(slow_reply(seconds) for _ in range(count)))
+        print(wire.url, flush=True)
+        sys.stdin.read()
+
+
+def start_model(count: int, seconds: float) -> tuple[str, subprocess.Popen]:
+    process = subprocess.Popen([sys.executable, __file__, "--serve-model", str(count), str(seconds)],
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    return process.stdout.readline().strip(), process
 
 
 def start_databases(out: Path) -> tuple[str, str, list]:
@@ -154,18 +169,19 @@ class Sampler:
 def run_turns(base: str, token: str, database_url: str, count: int) -> tuple[float, dict[str, int]]:
     """Posts `count` turns at once; seconds from the posts until the last turn
     ended (its finished_at), and their statuses."""
-    barrier = threading.Barrier(count)
+    async def post_all() -> list[str]:
+        limits = httpx.Limits(max_connections=count)
+        async with httpx.AsyncClient(base_url=base, timeout=300, limits=limits,
+                                     headers={"Authorization": f"Bearer {token}"}) as client:
+            async def post() -> str:
+                response = await client.post("/api/chat", json={"message": "Tell me a long story"})
+                response.raise_for_status()
+                return response.json()["turnId"]
 
-    def post(_: int) -> str:
-        with httpx.Client(base_url=base, timeout=120, headers={"Authorization": f"Bearer {token}"}) as client:
-            barrier.wait()
-            response = client.post("/api/chat", json={"message": "Tell me a long story"})
-            response.raise_for_status()
-            return response.json()["turnId"]
+            return await asyncio.gather(*(post() for _ in range(count)))
 
     started, started_at = time.monotonic(), time.time()
-    with ThreadPoolExecutor(count) as pool:
-        turn_ids = list(pool.map(post, range(count)))
+    turn_ids = asyncio.run(post_all())
     posted = time.monotonic() - started
     with psycopg.connect(database_url, autocommit=True, application_name=BENCH_APP) as connection:
         while True:
@@ -201,28 +217,28 @@ def measure(turns: int, model_seconds: float, out: Path) -> dict:
     for name in ("WORKER_CONCURRENCY", "WORKER_POOL", "WEB_CONCURRENCY", "DATABASE_POOL_SIZE", "WORKER_OPTIONS"):
         env.pop(name, None)  # serve.sh's defaults
     processes: dict[str, subprocess.Popen] = {}
+    model_url, model = start_model(turns + 2, model_seconds)
+    extras.append(model)
     try:
-        with WireServer() as wire:
-            wire.reply(*(slow_reply(model_seconds) for _ in range(turns + 2)))
-            env["ANTHROPIC_BASE_URL"] = wire.url
-            subprocess.run([str(ROOT / "scripts/serve.sh"), "release"], env=env, cwd=ROOT, check=True,
-                           stdout=subprocess.DEVNULL)
-            token = seed(env)
-            start_stack(env, out, processes)
-            base = f"http://127.0.0.1:{env['PORT']}"
-            run_turns(base, token, database_url, 1)  # warm-up: first requests, the SDK's client
-            one, _ = run_turns(base, token, database_url, 1)
-            idle_rss = rss_mib(processes["worker"].pid)
-            cpu_before = {kind: cpu_seconds(process.pid) for kind, process in processes.items()}
-            with Sampler(database_url, processes["worker"].pid) as sampler:
-                total, statuses = run_turns(base, token, database_url, turns)
-            cpu = {kind: round(cpu_seconds(process.pid) - cpu_before[kind], 1) for kind, process in processes.items()}
-            threads = len(os.listdir(f"/proc/{processes['worker'].pid}/task"))
-            return {"turns": turns, "model_seconds": model_seconds, "one": one, "total": total,
-                    "statuses": statuses, "idle_rss": idle_rss, "rss": sampler.rss,
-                    "connections": sampler.connections, "connections_by_kind": sampler.by_kind,
-                    "worker_threads": threads, "cpu_seconds": cpu,
-                    "held_after": int(held_credits(database_url))}
+        env["ANTHROPIC_BASE_URL"] = model_url
+        subprocess.run([str(ROOT / "scripts/serve.sh"), "release"], env=env, cwd=ROOT, check=True,
+                       stdout=subprocess.DEVNULL)
+        token = seed(env)
+        start_stack(env, out, processes)
+        base = f"http://127.0.0.1:{env['PORT']}"
+        run_turns(base, token, database_url, 1)  # warm-up: first requests, the SDK's client
+        one, _ = run_turns(base, token, database_url, 1)
+        idle_rss = rss_mib(processes["worker"].pid)
+        cpu_before = {kind: cpu_seconds(process.pid) for kind, process in processes.items()}
+        with Sampler(database_url, processes["worker"].pid) as sampler:
+            total, statuses = run_turns(base, token, database_url, turns)
+        cpu = {kind: round(cpu_seconds(process.pid) - cpu_before[kind], 1) for kind, process in processes.items()}
+        threads = len(os.listdir(f"/proc/{processes['worker'].pid}/task"))
+        return {"turns": turns, "model_seconds": model_seconds, "one": one, "total": total,
+                "statuses": statuses, "idle_rss": idle_rss, "rss": sampler.rss,
+                "connections": sampler.connections, "connections_by_kind": sampler.by_kind,
+                "worker_threads": threads, "cpu_seconds": cpu,
+                "held_after": int(held_credits(database_url))}
     finally:
         for process in (*processes.values(), *extras):
             if process.poll() is None:
@@ -266,7 +282,10 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=200)
     parser.add_argument("--model-seconds", type=float, default=8.0)
     parser.add_argument("--write", action="store_true", help="append the result to bench/README.md")
+    parser.add_argument("--serve-model", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.serve_model:
+        return serve_model(int(args.serve_model[0]), float(args.serve_model[1]))
     if shutil.which("redis-server") is None:
         sys.exit("redis-server is needed (apt-get install redis-server)")
     out = Path(tempfile.mkdtemp(prefix="bench-turns-"))
