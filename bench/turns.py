@@ -20,7 +20,6 @@ import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -32,6 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from tests.fakes.wire_servers import WireServer, anthropic_events, anthropic_sse  # noqa: E402
+from tests.sampling import Sampling  # noqa: E402
 
 OPTION = "anthropic-claude-haiku-4-5"
 PIECES = 32
@@ -134,36 +134,33 @@ def cpu_seconds(pid: int) -> float:
     return own + sum(cpu_seconds(int(child)) for child in children)
 
 
-class Sampler:
+class Sampler(Sampling):
     """The worker's resident memory and the stack's PostgreSQL client
-    connections, every 0.2 s; keeps the highest of each."""
+    connections (per kind of process), every 0.2 s; keeps the highest of each."""
+
+    interval = 0.2
 
     def __init__(self, database_url: str, worker_pid: int):
+        super().__init__()
         self.database_url, self.worker_pid = database_url, worker_pid
         self.rss = self.connections = 0.0
         self.by_kind: dict[str, int] = {}
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
+        self.connection: psycopg.Connection | None = None
 
-    def _run(self) -> None:
-        with psycopg.connect(self.database_url, autocommit=True, application_name=BENCH_APP) as connection:
-            while not self._stop.is_set():
-                counts = dict(connection.execute(
-                    "SELECT application_name, count(*) FROM pg_stat_activity WHERE backend_type = 'client backend' "
-                    "AND application_name <> %s GROUP BY 1", [BENCH_APP]).fetchall())
-                self.connections = max(self.connections, sum(counts.values()))
-                for kind, count in counts.items():
-                    self.by_kind[kind] = max(self.by_kind.get(kind, 0), count)
-                self.rss = max(self.rss, rss_mib(self.worker_pid))
-                self._stop.wait(0.2)
+    def sample(self) -> None:
+        if self.connection is None:
+            self.connection = psycopg.connect(self.database_url, autocommit=True, application_name=BENCH_APP)
+        counts = dict(self.connection.execute(
+            "SELECT application_name, count(*) FROM pg_stat_activity WHERE backend_type = 'client backend' "
+            "AND application_name <> %s GROUP BY 1", [BENCH_APP]).fetchall())
+        self.connections = max(self.connections, sum(counts.values()))
+        for kind, count in counts.items():
+            self.by_kind[kind] = max(self.by_kind.get(kind, 0), count)
+        self.rss = max(self.rss, rss_mib(self.worker_pid))
 
-    def __enter__(self) -> "Sampler":
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._stop.set()
-        self._thread.join(timeout=10)
+    def done(self) -> None:
+        if self.connection is not None:
+            self.connection.close()
 
 
 def run_turns(base: str, token: str, database_url: str, count: int) -> tuple[float, dict[str, int]]:

@@ -5,8 +5,6 @@ and a worker SIGKILLed mid-turn that stalls no other worker."""
 
 import os
 import signal
-import threading
-import time
 from datetime import timedelta
 
 import pytest
@@ -19,6 +17,7 @@ from credits.models import CreditAccount, LedgerEntry
 from tests import workers
 from tests.assistant.test_text_during_pause import pausing_reply, start_turn, wire, worker_env  # noqa: F401
 from tests.fakes.wire_servers import anthropic_events, anthropic_sse
+from tests.sampling import Sampling
 from tests.workers import celery_worker, wait_until
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
@@ -28,35 +27,22 @@ POOL_SIZE = 5
 WORKER_APP = "threads-worker"
 
 
-class Sampler:
-    """Reads, every 0.1 s on its own connection until stopped, how many turns
-    run and how many connections the worker holds; keeps the highest of each."""
+class Sampler(Sampling):
+    """How many turns run and how many connections the worker holds, every
+    0.1 s on its own connection; keeps the highest of each."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.most_running = self.most_connections = 0
-        self.samples = 0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
 
-    def _run(self) -> None:
-        try:
-            while not self._stop.is_set():
-                with connection.cursor() as cursor:
-                    cursor.execute("SELECT count(*) FROM pg_stat_activity WHERE application_name = %s", [WORKER_APP])
-                    self.most_connections = max(self.most_connections, cursor.fetchone()[0])
-                self.most_running = max(self.most_running, Turn.objects.filter(status="running").count())
-                self.samples += 1
-                time.sleep(0.1)
-        finally:
-            connection.close()
+    def sample(self) -> None:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT count(*) FROM pg_stat_activity WHERE application_name = %s", [WORKER_APP])
+            self.most_connections = max(self.most_connections, cursor.fetchone()[0])
+        self.most_running = max(self.most_running, Turn.objects.filter(status="running").count())
 
-    def __enter__(self) -> "Sampler":
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._stop.set()
-        self._thread.join(timeout=10)
+    def done(self) -> None:
+        connection.close()
 
 
 @pytest.mark.postgres_only
