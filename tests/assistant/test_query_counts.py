@@ -36,10 +36,10 @@ CHOICE_CHECK = 1
 # the finish: turn lock and row, thread, settlement (account, holds, account,
 # ledger), in one transaction.
 TURN_BASE = 14 + TRANSACTION
-# A step with one read call: the reply, the call (the Stop check before it,
-# record, the tool's own query, result), the turn's progress, the Stop check
-# before the next model call.
-TOOL_STEP = 7
+# A step with one read call: the reply, the call (the Stop check before it and
+# its record, in one transaction under the turn's lock; the tool's own query,
+# result), the turn's progress, the Stop check before the next model call.
+TOOL_STEP = 7 + TRANSACTION
 # Holding more before a call: account lock, holds, the person's cap, account, ledger.
 HOLD = 5 + TRANSACTION
 
