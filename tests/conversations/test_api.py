@@ -1,3 +1,4 @@
+import json
 import uuid
 from datetime import timedelta
 
@@ -232,11 +233,20 @@ def test_bad_input_is_a_400_naming_the_field_and_writes_nothing(owner, mutate, f
     assert not Thread.objects.exists()
 
 
-def test_body_id_must_match_the_url(owner):
+def test_the_url_names_the_conversation_whatever_the_bodys_id(owner):
+    """The schema says the body's `id` is read-only, sent back and ignored (JSON
+    Schema can't say "equals the URL's"): once refused though the schema allowed it."""
     body = stored_conversation()
-    response = owner.client.put(detail_url(uuid.uuid4()), body, format="json")
-    assert response.status_code == 400
-    assert response.json()["code"] == "id_mismatch"
+    conversation_id = body.pop("id")
+    response = owner.client.put(detail_url(conversation_id), body, format="json")
+    assert response.status_code == 200 and response.json()["conversation"]["id"] == conversation_id
+    other = str(uuid.uuid4())
+    response = owner.client.put(detail_url(other), {**body, "id": conversation_id}, format="json")
+    assert response.status_code == 200 and response.json()["conversation"]["id"] == other
+    assert set(Thread.objects.values_list("id", flat=True)) == {uuid.UUID(conversation_id), uuid.UUID(other)}
+    schema = owner.client.get("/api/schema/?format=json").json()
+    request = schema["components"]["schemas"]["ConversationRequest"]
+    assert "id" not in request["required"] and "ignored" in request["properties"]["id"]["description"]
 
 
 def test_malformed_json_is_a_400(owner):
