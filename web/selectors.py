@@ -147,6 +147,9 @@ STAFF_ACCESS_WORDS = {
     "card": _("a staff member looked at one of your confirmation cards"),
     "export": _("a staff member downloaded an export of your data"),
     "erasure": _("a staff member started erasing your data"),
+    "note": _("a staff member opened one of your notes"),
+    "inbox_message": _("a staff member opened a message of your inbox"),
+    "sent_email": _("a staff member opened an e-mail you sent"),
 }
 # The most recent ones on the page; the export lists them all.
 STAFF_ACCESS_SHOWN = 100
