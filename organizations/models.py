@@ -189,7 +189,9 @@ class ApiToken(AbstractAuthToken):
     it expires, and it acts in exactly one organization (KNOX_TOKEN_MODEL).
 
     `public_id` names the token in the UI and its URLs: the digest is the primary
-    key and `token_key` is the start of the secret itself, so neither is shown.
+    key and `token_key` is the start of the secret itself, so neither is shown
+    whole (its owner's page shows its first PREFIX_SHOWN characters, to tell
+    their tokens apart).
     """
     # Not a person's data for the staff access log (tests/admin/test_staff_access_everywhere.py).
     staff_access_exempt = "A token's name and dates, which staff may revoke; never the token."
@@ -197,9 +199,17 @@ class ApiToken(AbstractAuthToken):
     public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="api_tokens")
     name = models.CharField(max_length=80, blank=True)
+    # When a request last authenticated with it, to the minute (organizations/tokens.py).
+    last_used_at = models.DateTimeField(null=True, blank=True)
+
+    PREFIX_SHOWN = 8
 
     class Meta:
         ordering = ["-created"]
+
+    @property
+    def prefix(self) -> str:
+        return self.token_key[:self.PREFIX_SHOWN]
 
     def __str__(self):
         return f"{self.name or 'token'} of {self.user_id} in {self.organization_id}"

@@ -1,4 +1,3 @@
-import json
 import uuid
 from datetime import timedelta
 
@@ -7,7 +6,7 @@ from rest_framework.test import APIClient
 
 from conversations.models import Message, Thread, ToolCall
 from organizations.models import Membership
-from tests.conftest import make_person
+from tests.conftest import make_person, token_just_used
 from tests.conversations.factories import BASE_TIME, iso, make_thread, stored_conversation
 
 LIST_URL = "/api/conversations"
@@ -57,6 +56,7 @@ def test_list_is_paginated(owner, settings):
 
 
 def test_list_runs_a_constant_number_of_queries(owner, django_assert_num_queries):
+    token_just_used(owner)
     for count in (1, 30):
         Thread.objects.all().delete()
         for day in range(count):
@@ -101,6 +101,7 @@ def test_malformed_id_is_a_clear_400(owner):
 
 
 def test_read_runs_a_constant_number_of_queries(owner, django_assert_num_queries):
+    token_just_used(owner)
     for messages, calls in ((1, 1), (40, 5)):
         thread = make_thread(owner, messages=messages, calls=calls)
         # token auth, membership, thread, messages, tool calls, the assistant's cards
