@@ -120,6 +120,16 @@ def tokens_of(member: Member) -> list[ApiToken]:
     )
 
 
+def token_of(member: Member, public_id: UUID) -> ApiToken:
+    """One of the person's live tokens in this organization; anyone else's is not found."""
+    token = ApiToken.objects.filter(
+        public_id=public_id, user_id=member.user_id, organization_id=member.organization_id, expiry__gt=timezone.now()
+    ).first()
+    if token is None:
+        raise TokenNotFound
+    return token
+
+
 def revoke_token(member: Member, public_id: UUID) -> None:
     """Delete one of the person's tokens in this organization; anyone else's is not found."""
     with transaction.atomic():
