@@ -343,3 +343,46 @@ def test_the_persons_export_carries_the_clients_own_ids_and_fields(owner):
     assert exported[0]["clientDocument"]["widget"] == client_document()["widget"]
     assert exported[0]["messages"][0]["clientId"] == "msg-1"
     assert exported[0]["messages"][0]["clientDocument"]["localOnly"] == {"draft": "", "émoji": "🙂"}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_migration_gives_each_derived_key_a_random_one_and_everything_follows(owner):
+    """Conversations stored under the old computable key (a UUIDv5 of a public
+    namespace and the person's ids) get a random one; messages, turns and the
+    staff access rows follow, and the client still finds its `chat-1`."""
+    import uuid
+
+    from django.db import connection
+    from django.db.migrations.executor import MigrationExecutor
+
+    before = [("conversations", "0009_message_versions")]
+    executor = MigrationExecutor(connection)
+    executor.migrate(before)
+    old = executor.loader.project_state(list(executor.recorder.applied_migrations())).apps  # every app as it is now
+    derived = uuid.uuid5(uuid.UUID("6f1b1c55-8a7e-4c53-9a8e-3d7b2c1e0a41"),
+                         f"conversation:{owner.organization.id}:{owner.user.id}:chat-1")
+    thread = old.get_model("conversations", "Thread").objects.create(
+        id=derived, organization_id=owner.organization.id, user_id=owner.user.id, external_id="chat-1",
+        title="Old", created_at=BASE_TIME, updated_at=BASE_TIME, last_activity_at=BASE_TIME, next_seq=1)
+    old.get_model("conversations", "Message").objects.create(
+        thread=thread, seq=0, role="user", content="Kept", created_at=BASE_TIME, client_id=message_uuid("m-1"),
+        external_id="m-1")
+    turn = old.get_model("assistant", "Turn").objects.create(
+        thread_id=derived, organization_id=owner.organization.id, user_id=owner.user.id, status="done")
+    old.get_model("organizations", "StaffAccess").objects.create(
+        at=BASE_TIME, staff_username="mo", person_id=owner.user.id, organization_id=owner.organization.id,
+        kind="conversation", object_id=str(derived), path="/admin/")
+    untouched = make_thread(owner, title="Browser")  # a random key already: kept
+
+    executor = MigrationExecutor(connection)
+    executor.migrate(executor.loader.graph.leaf_nodes())
+
+    from assistant.models import Turn
+    from organizations.models import StaffAccess
+
+    assert not Thread.objects.filter(id=derived).exists() and Thread.objects.filter(id=untouched.id).exists()
+    rekeyed = Thread.objects.get(external_id="chat-1")
+    assert rekeyed.id.version == 4 and rekeyed.messages.get().content == "Kept"
+    assert Turn.objects.get(id=turn.id).thread_id == rekeyed.id
+    assert StaffAccess.objects.get().object_id == str(rekeyed.id)
+    assert owner.client.get(url("chat-1")).json()["messages"][0]["content"] == "Kept"
