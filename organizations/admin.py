@@ -1,7 +1,7 @@
 from django import forms
 from django.contrib import admin
 
-from organizations.access_log import staff_access_record
+from organizations.access_log import staff_access_record, staff_accesses_record_listed
 from organizations.models import ApiToken, Membership, Organization, OrganizationChange, StaffAccess
 from organizations.services import change_record, membership_lift, membership_suspend
 
@@ -150,7 +150,9 @@ class ApiTokenAdmin(admin.ModelAdmin):
 class RecordsStaffAccess:
     """For the admin of a person's objects: each page that shows one (its
     change page, its history, the confirmation of its deletion) writes a row
-    to the staff access log; the list page writes nothing.
+    to the staff access log, and a list page one row per person whose objects
+    it shows (without an object id: titles and names were seen, no object
+    opened), in one INSERT.
 
     Set `staff_access_kind`; `staff_access_owner(obj)` says whose data it is
     (the object's `user_id` and `organization_id` by default). A test
@@ -183,6 +185,16 @@ class RecordsStaffAccess:
     def delete_view(self, request, object_id, extra_context=None):
         response = super().delete_view(request, object_id, extra_context)
         self._record_shown(request, response)
+        return response
+
+    def changelist_view(self, request, extra_context=None):
+        response = super().changelist_view(request, extra_context)
+        changelist = (getattr(response, "context_data", None) or {}).get("cl")
+        if response.status_code == 200 and changelist is not None:
+            # The page's rows, already read for the page (iterating caches them for the template).
+            owners = {self.staff_access_owner(obj) for obj in changelist.result_list}
+            staff_accesses_record_listed(staff=request.user, kind=self.staff_access_kind, owners=owners,
+                                         path=request.get_full_path())
         return response
 
     def _record_shown(self, request, response) -> None:

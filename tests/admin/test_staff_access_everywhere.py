@@ -73,3 +73,17 @@ def test_a_refused_page_records_nothing(owner, workspace_objects):
         for view in ("change", "history", "delete"):
             assert stranger.get(page(obj, view)).status_code in (302, 403)
     assert not StaffAccess.objects.exists()
+
+
+@pytest.mark.django_db
+def test_a_list_page_records_each_person_it_shows_and_they_are_told(owner, colleague, workspace_objects):
+    """A list shows titles and names: one row per person shown, without an object id."""
+    from tests.web.conftest import web_client
+
+    Note.objects.create(organization=colleague.organization, owner=colleague.user, title="Other", body="x")
+    client = logged_in(make_staff("mo", "workspace.view_note"))
+    assert client.get(reverse("admin:workspace_note_changelist")).status_code == 200
+    assert sorted(StaffAccess.objects.values_list("person_id", "kind", "object_id")) == sorted([
+        (owner.user.pk, "note", ""), (colleague.user.pk, "note", "")])
+    data_page = web_client(owner).get("/data/").content.decode()
+    assert "a staff member saw a list that showed some of your data" in data_page
