@@ -53,6 +53,7 @@ ERROR_STATUS = {
     "nothing_to_redo": status.HTTP_409_CONFLICT,
     "stale": status.HTTP_409_CONFLICT,
     "decided": status.HTTP_409_CONFLICT,
+    "repeat": status.HTTP_409_CONFLICT,
     "expired": status.HTTP_410_GONE,
     "payload_too_large": status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
     "conversation_too_large": status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
@@ -76,7 +77,7 @@ WITH_BODY = ("invalid", "malformed_json", "payload_too_large", "unsupported_medi
 WITH_PATH_ID = ("invalid_id",)
 
 # Codes whose answer carries the card as it now is (assistant/cards_api.py).
-CARD_CODES = frozenset({"stale", "decided", "expired"})
+CARD_CODES = frozenset({"stale", "decided", "expired", "repeat"})
 CARD_COMPONENT = "ActionCard"
 
 ERROR_CODES_KEY = "x-error-codes"

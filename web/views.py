@@ -18,7 +18,6 @@ from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_http_methods
 
 from assistant.org_models import option_for_choice
-from assistant.proposals import TRIFECTA_WARNING
 from conversations.selectors import ConversationNotFound
 from credits.selectors import credits_summary, person_credits
 from organizations.api import SESSION_ORGANIZATION_KEY
@@ -98,7 +97,6 @@ def chat(request, conversation_id: UUID | None = None):
         "sidebar": selectors.sidebar(request.member, current_id=str(conversation_id or "")),
         "current_id": str(conversation_id or ""),
         "examples": EXAMPLES,
-        "trifecta_warning": TRIFECTA_WARNING,
     })
 
 
@@ -110,7 +108,7 @@ def conversation_messages(request, conversation_id: UUID):
         page = selectors.conversation_page(request.member, conversation_id)
     except ConversationNotFound:
         raise Http404("No such conversation.") from None
-    return render(request, "web/_messages.html", {"page": page, "trifecta_warning": TRIFECTA_WARNING})
+    return render(request, "web/_messages.html", {"page": page})
 
 
 @require_GET
@@ -138,7 +136,7 @@ def card(request, card_id: UUID):
         view = selectors.card_for_member(request.member, card_id)
     except selectors.CardNotFound:
         raise Http404("No such card.") from None
-    return render(request, "web/_card.html", {"card": view, "trifecta_warning": TRIFECTA_WARNING})
+    return render(request, "web/_card.html", {"card": view})
 
 
 @require_GET

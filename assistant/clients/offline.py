@@ -86,6 +86,12 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("delete", re.compile(r"(?:supprimer|elimina) (?:la )?not[ae] (?P<query>.+)", re.I | re.S)),
 ]
 _EVENTS_BLOCK = re.compile(r"<application_events>.*?</application_events>", re.S)
+# Events of cards whose action was done (or may have been): never proposed again.
+_DONE_KINDS = frozenset({"confirmed", "outcome_unknown"})
+ALREADY_DONE = (
+    "You already confirmed this exact action in this conversation and it was carried out, "
+    "so I am not proposing it a second time."
+)
 
 
 class OfflineModelClient:
@@ -114,6 +120,8 @@ def answer(request: ModelRequest) -> tuple[_Call | None, str]:
     offered = {tool.name for tool in request.tools}
     if call is not None and call.name not in offered:
         return None, f"I would use the tool {call.name}, but it is not available here."
+    if call is not None and (call.name, _canonical(call.input)) in _done_actions(request.history):
+        return None, ALREADY_DONE
     return call, text
 
 
@@ -196,6 +204,27 @@ def _last_user_text(history: list) -> str:
     whose reply is regenerated) is not a request."""
     texts = (item.text for item in reversed(history) if isinstance(item, UserText))
     return next((text for text in texts if _EVENTS_BLOCK.sub("", text).strip()), "")
+
+
+def _done_actions(history: list) -> set[tuple[str, str]]:
+    """(tool, input) of the cards the application told were confirmed."""
+    done = set()
+    for item in history:
+        if not isinstance(item, UserText):
+            continue
+        for block in _EVENTS_BLOCK.findall(item.text):
+            for line in block.splitlines():
+                event = _json(line)
+                if event.get("kind") in _DONE_KINDS and isinstance(event.get("input"), str):
+                    try:
+                        done.add((str(event.get("tool_name")), _canonical(json.loads(event["input"]))))
+                    except ValueError:
+                        continue
+    return done
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
 
 
 def _last_calls(history: list) -> dict[str, str]:
