@@ -5,10 +5,10 @@ from datetime import UTC, datetime, time, timedelta
 
 from django import forms
 from django.core.exceptions import PermissionDenied
-from django.http import StreamingHttpResponse
 from django.template.response import TemplateResponse
 
 from assistant import exports
+from config.downloads import download_response
 from organizations.models import Organization
 
 # Who may download what: the ledger and the usage are accounting, the turns are the assistant's.
@@ -64,12 +64,11 @@ def exports_view(admin_site, request):
         data = form.cleaned_data
         if not request.user.has_perm(PERMISSIONS[data["what"]]):
             raise PermissionDenied
-        return streamed(table_for(data), data["format"])
+        return streamed(request, table_for(data), data["format"])
     context = {**admin_site.each_context(request), "form": form, "title": "Exports"}
     return TemplateResponse(request, "admin/assistant/exports.html", context, status=400 if form.is_bound else 200)
 
 
-def streamed(table: exports.Table, fmt: str) -> StreamingHttpResponse:
-    response = StreamingHttpResponse(exports.stream(table, fmt), content_type=CONTENT_TYPES[fmt])
-    response["Content-Disposition"] = f'attachment; filename="{table.name}.{fmt}"'
-    return response
+def streamed(request, table: exports.Table, fmt: str):
+    return download_response(request, exports.stream(table, fmt), content_type=CONTENT_TYPES[fmt],
+                             filename=f"{table.name}.{fmt}")

@@ -2,7 +2,6 @@
 instructions to the assistant (GET/PUT /api/me/instructions) and the models they may choose (GET /api/me/models)."""
 
 from django.db import transaction
-from django.http import StreamingHttpResponse
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema, inline_serializer
@@ -12,6 +11,7 @@ from rest_framework.response import Response
 
 from assistant.org_models import allowed_options
 from config.api_errors import bad_request
+from config.downloads import download_response
 from config.openapi import errors
 from config.serializers import StrictCharField, StrictSerializer
 from organizations.api import ORGANIZATION_PARAMETER, MemberAPIView
@@ -38,8 +38,8 @@ class MyExportView(MemberAPIView):
         # conversations at a time, not the document (which grows with the person's history).
         filename = f"personal-data-{self.member.organization_slug or self.member.organization_id}-" \
             f"{timezone.now():%Y%m%d}.json"
-        response = StreamingHttpResponse(export_user_stream(self.member), content_type="application/json")
-        response["Content-Disposition"] = f'attachment; filename="{filename}"'
+        response = download_response(request, export_user_stream(self.member), content_type="application/json",
+                                     filename=filename)
         response["Cache-Control"] = "no-store"
         return response
 

@@ -10,7 +10,7 @@ from functools import wraps
 
 from django import forms
 from django.contrib import messages
-from django.http import Http404, StreamingHttpResponse
+from django.http import Http404
 from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.utils.translation import gettext as _
@@ -22,11 +22,13 @@ from assistant.models import ProviderKey
 from assistant.org_models import (
     KeyRefused,
     ModelNotAllowed,
+    ProviderNotConfigured,
     allowed_options,
     model_choose,
     provider_key_remove,
     provider_key_save,
 )
+from config.downloads import download_response
 from credits.money import credits_from_micros, current_month
 from organizations.instructions import INSTRUCTIONS_MAX_CHARS, InstructionsTooLong, organization_instructions_set
 from organizations.members import Member
@@ -217,6 +219,11 @@ def save_key(request) -> str:
     data = _valid(KeyForm(request.POST), _("Choose a provider and paste its key."))
     try:
         key = provider_key_save(request.member, provider=data["provider"], plaintext=data["key"])
+    except ProviderNotConfigured:
+        # Never "refused": the provider was not asked.
+        raise Refused(_("This server has no %(provider)s product configured: the key was not checked with the "
+                        "provider, and not saved. Ask the server's operator.") % {
+            "provider": ProviderKey.Provider(data["provider"]).label}) from None
     except KeyRefused as refusal:
         raise Refused(_("The provider refused this key (%(kind)s); it was not saved.") % {
             "kind": refusal.kind}) from None
@@ -268,6 +275,5 @@ def usage_csv(request):
     admin_only(request.member)
     organization = Organization.objects.get(pk=request.member.organization_id)
     table = exports.usage_table(organization, current_month(timezone.now()))
-    response = StreamingHttpResponse(exports.stream(table, "csv"), content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{table.name}.csv"'
-    return response
+    return download_response(request, exports.stream(table, "csv"), content_type="text/csv; charset=utf-8",
+                             filename=f"{table.name}.csv")

@@ -450,9 +450,10 @@ export function mountChat(chat, { panel = false } = {}) {
     if (!response.ok) return;
     const pill = document.querySelector('[data-credits]');
     const credits = response.data;
-    // The top bar's pill, and the panel's line when there is one.
-    document.querySelectorAll('[data-credits-value]').forEach((node) => { node.textContent = credits.remainingCredits; });
-    pill.classList.toggle('pill--empty', credits.remainingCredits <= 0);
+    // Under a cap the pill counts the person's credits (the page says "of your N"); the panel's line too.
+    const left = credits.person?.remainingCredits ?? credits.remainingCredits;
+    document.querySelectorAll('[data-credits-value]').forEach((node) => { node.textContent = left; });
+    pill.classList.toggle('pill--empty', left <= 0);
     document.querySelector('[data-credits-details]').textContent = interpolate(
       gettext('%(used)s used, %(reserved)s reserved of %(granted)s this month (%(month)s, UTC)'),
       { used: credits.usedCredits, reserved: credits.reservedCredits, granted: credits.grantedCredits, month: credits.month });

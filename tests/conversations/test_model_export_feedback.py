@@ -193,10 +193,12 @@ def test_staff_read_feedback_and_opening_one_is_recorded(owner, admin_client):
     feedback = MessageFeedback.objects.get()
     listing = admin_client.get("/admin/conversations/messagefeedback/")
     assert listing.status_code == 200 and b"wrong city" not in listing.content
-    assert not StaffAccess.objects.exists()
+    # The list showed whose feedback it is: one row for the person, no object opened.
+    listed = StaffAccess.objects.get()
+    assert (listed.kind, listed.person_id, listed.object_id) == ("feedback", owner.user.pk, "")
     page = admin_client.get(f"/admin/conversations/messagefeedback/{feedback.pk}/change/")
     assert page.status_code == 200 and b"wrong city" in page.content
-    access = StaffAccess.objects.get()
+    access = StaffAccess.objects.exclude(pk=listed.pk).get()
     assert access.kind == "feedback" and access.person_id == owner.user.pk and access.object_id == str(feedback.pk)
     # The person is told on their data page, in words.
     assert "a staff member read your feedback on a reply" in web_client(owner).get("/data/").content.decode()

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('organizations', '0007_apitoken_expiry_index'),
+        ('organizations', '0008_staff_access_kinds_and_token_last_use'),
     ]
 
     operations = [
@@ -23,6 +23,6 @@ class Migration(migrations.Migration):
         migrations.AlterField(
             model_name='staffaccess',
             name='kind',
-            field=models.CharField(choices=[('conversation', 'Conversation'), ('turn', 'Turn'), ('card', 'Confirmation card'), ('export', 'Personal-data export'), ('erasure', 'Start of an erasure'), ('feedback', 'Feedback on a reply')], max_length=20),
+            field=models.CharField(choices=[('conversation', 'Conversation'), ('turn', 'Turn'), ('card', 'Confirmation card'), ('export', 'Personal-data export'), ('erasure', 'Start of an erasure'), ('note', 'Note'), ('inbox_message', 'Inbox message'), ('sent_email', 'Sent e-mail'), ('feedback', 'Feedback on a reply')], max_length=20),
         ),
     ]
