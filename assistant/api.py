@@ -15,7 +15,7 @@ from rest_framework import renderers, serializers, status
 from rest_framework.response import Response
 from sse_starlette.event import ServerSentEvent
 
-from assistant import chat, chat_reply, live, progress, selectors, turns
+from assistant import chat, chat_reply, events_schema, live, progress, selectors, turns
 from assistant.models import Turn
 from config.api_errors import ApiError, bad_request, conflict, not_found
 from config.openapi import errors
@@ -232,27 +232,24 @@ class TurnCancelView(MemberAPIView):
         return Response({"id": str(result.turn_id), "status": result.status}, status=code)
 
 
-class EventStreamRenderer(renderers.BaseRenderer):
-    """Lets clients ask for text/event-stream; errors still go out as JSON text."""
-
-    media_type = "text/event-stream"
-    format = "sse"
-
-    def render(self, data, accepted_media_type=None, renderer_context=None):
-        return json.dumps(data).encode()
-
-
 class TurnEventsView(MemberAPIView):
     """Authenticates and checks the turn is the person's (in a thread, once);
     the stream itself is an async generator that holds no thread while it waits."""
 
-    renderer_classes = [renderers.JSONRenderer, EventStreamRenderer]
+    renderer_classes = [renderers.JSONRenderer]
+
+    def perform_content_negotiation(self, request, force=False):
+        # An error is JSON, as documented, whatever the Accept (EventSource asks
+        # for text/event-stream only); the stream itself is not rendered by DRF.
+        return self.renderer_classes[0](), "application/json"
 
     @extend_schema(
         operation_id="turn_events", parameters=[ORGANIZATION_PARAMETER],
-        responses={(200, "text/event-stream"): str}, extensions=errors("invalid_last_event_id", "not_found"),
-        description="Server-Sent Events of the turn's progress (`text`, `tool_call_started`, `tool_call_finished`, "
-        "`card_proposed`, `turn_ended`); `Last-Event-ID` resumes. The stream stays open until the turn ends.",
+        responses={(200, "text/event-stream"): events_schema.EVENT},
+        extensions=errors("invalid_last_event_id", "not_found"),
+        description="Server-Sent Events of the turn's progress (`message_started`, `text`, `tool_call_started`, "
+        "`tool_call_finished`, `card_proposed`, `turn_ended`); `Last-Event-ID` resumes. The stream stays open "
+        "until the turn ends (or for STREAM_MAX_SECONDS: then reconnect with the last id).",
     )
     def get(self, request, turn_id: str):
         turn = turn_or_404(self.member, turn_id)

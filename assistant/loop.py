@@ -258,6 +258,7 @@ def finish_turn(
             return False
         if expect_status is not None and turn.status != expect_status:
             return False
+        outcome = _after_a_stop(turn, outcome)
         if usage is not None:
             _store_usage(turn, usage)
         for field, value in (progress or {}).items():  # the last step's, not written yet
@@ -289,6 +290,18 @@ def finish_turn(
             credits_release(turn_id=turn.id, reason="the turn never started", job=job)
     live.publish_turn_ended(turn_id)
     return True
+
+
+def _after_a_stop(turn: Turn, outcome: Outcome) -> Outcome:
+    """A Stop the person was told was accepted (turn_cancel's 202) wins over
+    whatever the loop reached meanwhile, however fast the model finished:
+    both take the turn's row lock, so either the Stop came first and the turn
+    ends cancelled (its text kept), or the turn had ended and the Stop is
+    refused (409 turn_ended)."""
+    if turn.cancel_requested_at is None or outcome.status == Turn.Status.CANCELLED:
+        return outcome
+    logger.info("turn_cancel_settled", extra={"turn_id": str(turn.id), "reached": outcome.status})
+    return Outcome(Turn.Status.CANCELLED, "", CANCELLED_NOTICE)
 
 
 def own_key(turn: Turn) -> bool:
@@ -521,9 +534,12 @@ class TurnRunner:
             notice = CAP_NOTICE if isinstance(refusal, MemberCapReached) else NOTICES[Turn.FailureKind.CREDITS]
             raise TurnStopped(Turn.FailureKind.CREDITS, notice) from None
 
-    def _stop_if_cancelled(self) -> None:
-        """A safe point: the person's Stop ends the turn here (one indexed read)."""
-        if Turn.objects.filter(id=self.turn.id, cancel_requested_at__isnull=False).exists():
+    def _stop_if_cancelled(self, *, lock: bool = False) -> None:
+        """A safe point: the person's Stop ends the turn here (one indexed read).
+        `lock`: read under the turn's row lock (inside the caller's transaction),
+        the lock turn_cancel takes to accept a Stop."""
+        turns = Turn.objects.select_for_update() if lock else Turn.objects
+        if turns.filter(id=self.turn.id).values_list("cancel_requested_at", flat=True).first() is not None:
             raise TurnCancelled
 
     def _stop_if_cancelled_while_streaming(self) -> None:
@@ -639,12 +655,16 @@ class TurnRunner:
         returns them as the history holds them."""
         stored = []
         for position, call in enumerate(calls):
-            self._stop_if_cancelled()  # between tool calls: a started one always finishes whole
-            record = ToolCall.objects.create(
-                message=reply, position=position, tool_use_id=call.id, name=call.name,
-                input=call.input if call.input is not None else {"raw": call.raw_input},
-                created_at=timezone.now(),
-            )
+            # Between tool calls (a started one always finishes whole). The call
+            # is recorded under the lock of the check: a Stop accepted before it
+            # is seen here, one accepted after finds the call already started.
+            with transaction.atomic():
+                self._stop_if_cancelled(lock=True)
+                record = ToolCall.objects.create(
+                    message=reply, position=position, tool_use_id=call.id, name=call.name,
+                    input=call.input if call.input is not None else {"raw": call.raw_input},
+                    created_at=timezone.now(),
+                )
             live.publish_tool_call_started(record)
             self.calls += 1
             try:

@@ -140,6 +140,8 @@ class ProviderKey(models.Model):
 
     The plaintext is never stored nor shown again: only `hint` is.
     """
+    # Not a person's data for the staff access log (tests/admin/test_staff_access_everywhere.py).
+    staff_access_exempt = "An organization's key; the user is its author, and only a hint is shown."
 
     class Provider(models.TextChoices):
         INFOMANIAK = "infomaniak", "Infomaniak AI Services (Switzerland)"
@@ -173,6 +175,8 @@ class Erasure(models.Model):
     number `subject_id` remains, so staff can follow the erasure without the
     person being identifiable.
     """
+    # Not a person's data for the staff access log (tests/admin/test_staff_access_everywhere.py).
+    staff_access_exempt = "The erasure's progress; its start is recorded (Kind.ERASURE)."
 
     class Status(models.TextChoices):
         RUNNING = "running", "Running"

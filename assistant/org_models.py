@@ -40,6 +40,14 @@ class KeyRefused(Exception):
         self.kind = kind
 
 
+class ProviderNotConfigured(KeyRefused):
+    """The provider was never asked: this server lacks what it needs to call it
+    (an Infomaniak product id, a Bedrock region…), whatever the key."""
+
+    def __init__(self):
+        super().__init__("not_configured")
+
+
 class NotOrganizationAdmin(PermissionError):
     """Only a member with role `admin` changes the organization's settings."""
 
@@ -181,8 +189,12 @@ def provider_key_remove(member: Member, *, provider: str) -> bool:
 
 def verify_key(provider: str, plaintext: str) -> None:
     """One one-token call with the key, on the first catalog option of that
-    provider; raises KeyRefused with the error kind (`auth`, `refused`, ...)."""
+    provider; raises KeyRefused with the error kind (`auth`, `refused`, ...),
+    or ProviderNotConfigured when this server can't call that provider at all."""
     option = next(option for option in CATALOG if option.provider == provider)
+    if unusable_reason(option, api_key=plaintext):
+        logger.info("provider_key_not_checked", extra={"provider": provider})
+        raise ProviderNotConfigured
     try:
         client = client_for(option, api_key=plaintext, max_retries=0)
         client.verify()

@@ -69,7 +69,7 @@ def upload(member: Member, body: dict) -> dict:
     started = time.perf_counter()
     serializer = ConversationSerializer(data=body)
     serializer.is_valid(raise_exception=True)
-    data = conversation_data(serializer.validated_data)
+    data = conversation_data(uuid.UUID(body["id"]), serializer.validated_data)
     validated = time.perf_counter()
     with CaptureQueriesContext(connection) as captured:
         outcome = conversation_upsert(member, data=data)

@@ -2,6 +2,7 @@ import re
 
 from django.conf import settings
 from django.http import JsonResponse
+from django.utils.cache import patch_cache_control
 
 CONVERSATION_UPLOAD = re.compile(r"^/(api|ai)/conversations/[^/]+/?$")
 
@@ -43,3 +44,24 @@ class ApiBodyLimitMiddleware:
                     status=413,
                 )
         return self.get_response(request)
+
+
+PRIVATE_PREFIXES = ("/api/", "/ai/")
+
+
+class NoStoreForPeopleMiddleware:
+    """`Cache-Control: no-store, private` on every answer that may carry a
+    person's data: the API doors, and any page served to a signed-in person
+    (a shared proxy or the browser's disk cache must keep none of it).
+    Placed after AuthenticationMiddleware; DRF's token authentication sets
+    the same request.user, but the API's prefixes are covered whatever it is."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        response = self.get_response(request)
+        user = getattr(request, "user", None)
+        if request.path.startswith(PRIVATE_PREFIXES) or (user is not None and user.is_authenticated):
+            patch_cache_control(response, no_store=True, private=True)
+        return response

@@ -127,19 +127,17 @@ class ConversationDetailView(MemberAPIView):
         operation_id="conversation_put", parameters=[ORGANIZATION_PARAMETER], request=ConversationSerializer,
         responses=UpsertResultSerializer,
         extensions=errors(
-            "id_mismatch", "too_many_messages", "not_found", "conversation_busy", "conversation_too_large",
+            "too_many_messages", "not_found", "conversation_busy", "conversation_too_large",
         ),
         description="Full upsert; last write wins by `updatedAt` (`applied` says whether this one did). "
+        "The URL names the conversation: the body's `id` (read-only) may be left out, and is ignored. "
         "The conversation of another person with this id is 404 `not_found`.",
     )
     def put(self, request, conversation_id: str):
         thread_id = parse_conversation_id(conversation_id)
         serializer = ConversationSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        data = conversation_data(serializer.validated_data)
-        if data.id != thread_id:
-            raise bad_request("id_mismatch", "The body's id differs from the URL's.", {"id": ["Must match the URL."]})
-        outcome = upsert_or_error(self.member, data)
+        outcome = upsert_or_error(self.member, conversation_data(thread_id, serializer.validated_data))
         thread = selectors.thread_with_messages(self.member, thread_id)
         return Response({"applied": outcome.applied, "conversation": conversation_to_json(thread)})
 
@@ -165,9 +163,9 @@ class ConversationDetailView(MemberAPIView):
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
-def conversation_data(validated: dict) -> services.ConversationData:
+def conversation_data(thread_id: UUID, validated: dict) -> services.ConversationData:
     return services.ConversationData(
-        id=validated["id"],
+        id=thread_id,
         title=validated.get("title"),
         created_at=validated["createdAt"],
         updated_at=validated["updatedAt"],

@@ -21,9 +21,10 @@ class Thread(models.Model):
     updated_at = models.DateTimeField()
     last_activity_at = models.DateTimeField()
     status = models.CharField(max_length=12, choices=Status.choices, default=Status.IDLE)
-    # The esm-ai-memory door (/ai/) lets the client choose any string as id;
-    # `id` is then derived from it (surfaces/ai_memory/ids.py) and the string
-    # kept here, so /api/ keeps showing UUIDs. Empty: the id is `id` itself.
+    # The esm-ai-memory door (/ai/) lets the client choose any string as id:
+    # it is kept here, unique per person (never across people), while `id`,
+    # the storage key, is the server's own random UUID; /api/ keeps showing
+    # `id`. Empty: the client knows the conversation by `id` itself.
     external_id = models.CharField(max_length=200, blank=True, default="")
     # The last /ai/ upload's document without its messages, as the client's
     # JSON text (key order and date formats kept: a jsonb column would reorder
@@ -49,6 +50,10 @@ class Thread(models.Model):
         indexes = [
             models.Index(fields=["organization", "user", "-updated_at"], name="thread_owner_recent"),
             models.Index(fields=["last_activity_at"], name="thread_last_activity"),
+        ]
+        constraints = [
+            models.UniqueConstraint(fields=["organization", "user", "external_id"], condition=~models.Q(external_id=""),
+                                    name="thread_external_id_unique_per_person"),
         ]
 
     def __str__(self):

@@ -61,6 +61,27 @@ def thread_get_for_member(member: Member, thread_id: UUID, *, for_update: bool =
     return thread
 
 
+def thread_by_client_id(member: Member, client_id: str) -> QuerySet[Thread]:
+    """The person's conversation an /ai/ client calls `client_id`: one it
+    uploaded under that id, or (a canonical UUID) one started elsewhere and
+    listed on /ai/ under its primary key. Only the person's own are searched,
+    so another person's ids can neither be found nor taken."""
+    mine = Q(external_id=client_id)
+    as_uuid = canonical_uuid(client_id)
+    if as_uuid is not None:
+        mine |= Q(external_id="", id=as_uuid)
+    return threads_of(member).filter(mine)
+
+
+def canonical_uuid(value: str) -> UUID | None:
+    """The UUID a string spells in its canonical lower-case form, else None."""
+    try:
+        parsed = UUID(value)
+    except ValueError:
+        return None
+    return parsed if str(parsed) == value else None
+
+
 def thread_with_messages(member: Member, thread_id: UUID) -> Thread:
     """The thread with its messages and tool calls: three queries whatever their number."""
     thread = (

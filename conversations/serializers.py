@@ -71,7 +71,9 @@ class UpdatedAtNotInFuture:
 
 
 class ConversationSerializer(UpdatedAtNotInFuture, StrictSerializer):
-    id = StrictUUIDField(help_text="Must equal the id in the URL.")
+    # Read-only: the URL names the conversation (JSON Schema can't say that a
+    # body field must equal a path parameter, so the body's is ignored).
+    id = StrictUUIDField(read_only=True, help_text="The id in the URL.")
     title = StrictCharField(required=False, allow_blank=True, allow_null=True, max_length=500)
     createdAt = serializers.DateTimeField()  # noqa: N815
     updatedAt = serializers.DateTimeField(  # noqa: N815

@@ -5,7 +5,7 @@ import logging
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any
-from uuid import UUID
+from uuid import UUID, uuid4
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -13,7 +13,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from conversations.models import Message, Thread, ToolCall
-from conversations.selectors import ConversationNotFound, thread_get_for_member, threads_of
+from conversations.selectors import ConversationNotFound, thread_by_client_id, thread_get_for_member, threads_of
 from conversations.titles import choose_title, collapse_whitespace, derive_title
 from organizations.members import Member
 
@@ -56,12 +56,15 @@ class MessageData:
 
 @dataclass(frozen=True)
 class ConversationData:
-    id: UUID
+    # None: the conversation is known by `external_id` (the /ai/ door) and,
+    # when new, the server draws its primary key.
+    id: UUID | None
     title: str | None
     created_at: datetime
     updated_at: datetime
     messages: list[MessageData]
-    # As on MessageData (see Thread.client_json).
+    # The /ai/ client's own id, looked up among the person's conversations
+    # only (see Thread.external_id); and its document (see Thread.client_json).
     external_id: str = ""
     client_json: str = ""
 
@@ -189,7 +192,7 @@ def conversation_upsert(member: Member, *, data: ConversationData) -> UpsertOutc
         with transaction.atomic():
             outcome = _upsert_locked(member, data)
     logger.info("conversation_upserted", extra={
-        "thread_id": str(data.id), "applied": outcome.applied, **asdict(outcome.writes),
+        "thread_id": str(outcome.thread.id), "applied": outcome.applied, **asdict(outcome.writes),
     })
     return outcome
 
@@ -217,12 +220,16 @@ def stored_bytes(data: ConversationData) -> int:
 
 
 def _upsert_locked(member: Member, data: ConversationData) -> UpsertOutcome:
-    if Thread.objects.filter(id=data.id).exclude(
-        organization_id=member.organization_id, user_id=member.user_id
-    ).exists():
-        raise ConversationNotFound
+    if data.external_id:
+        mine = thread_by_client_id(member, data.external_id)
+    else:
+        if Thread.objects.filter(id=data.id).exclude(
+            organization_id=member.organization_id, user_id=member.user_id
+        ).exists():
+            raise ConversationNotFound
+        mine = threads_of(member).filter(id=data.id)
     # Lock the row: a concurrent upsert or a starting turn must see this write whole.
-    thread = threads_of(member).select_for_update().filter(id=data.id).first()
+    thread = mine.select_for_update().first()
     if thread is not None:
         if thread.status == Thread.Status.RESPONDING:
             raise ConversationBusy
@@ -230,7 +237,7 @@ def _upsert_locked(member: Member, data: ConversationData) -> UpsertOutcome:
             return UpsertOutcome(applied=False, thread=thread)
     is_new = thread is None
     if is_new:
-        thread = Thread(id=data.id, organization_id=member.organization_id, user_id=member.user_id)
+        thread = Thread(id=data.id or uuid4(), organization_id=member.organization_id, user_id=member.user_id)
     _save_thread(thread, data, is_new=is_new)
     writes = _apply_messages(thread, data.messages, is_new=is_new)
     return UpsertOutcome(applied=True, thread=thread, writes=writes)

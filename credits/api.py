@@ -1,9 +1,18 @@
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers
 from rest_framework.response import Response
 
-from credits.selectors import credits_summary
+from credits.selectors import credits_summary, person_credits
 from organizations.api import ORGANIZATION_PARAMETER, MemberAPIView
+
+
+class PersonCreditsSerializer(serializers.Serializer):
+    capCredits = serializers.IntegerField(source="cap_credits", help_text="The person's monthly cap.")  # noqa: N815
+    spentCredits = serializers.IntegerField(  # noqa: N815
+        source="spent_credits", help_text="Used and held by the turns they started this month.")
+    remainingCredits = serializers.IntegerField(  # noqa: N815
+        source="remaining_credits", help_text="What they may still spend: their cap's rest, at most the "
+        "organization's remaining credits.")
 
 
 class CreditsSummarySerializer(serializers.Serializer):
@@ -19,6 +28,13 @@ class CreditsSummarySerializer(serializers.Serializer):
     usedMicros = serializers.IntegerField(source="used_micros")  # noqa: N815
     reservedMicros = serializers.IntegerField(source="reserved_micros")  # noqa: N815
     remainingMicros = serializers.IntegerField(source="remaining_micros")  # noqa: N815
+    person = serializers.SerializerMethodField(help_text=(
+        "Null when the person has no monthly cap; else what they may still spend of it this month."))
+
+    @extend_schema_field(PersonCreditsSerializer(allow_null=True))
+    def get_person(self, summary):
+        person = person_credits(self.context["member"], summary)
+        return PersonCreditsSerializer(person).data if person else None
 
 
 class CreditsView(MemberAPIView):
@@ -26,4 +42,5 @@ class CreditsView(MemberAPIView):
 
     @extend_schema(operation_id="credits_get", parameters=[ORGANIZATION_PARAMETER], responses=CreditsSummarySerializer)
     def get(self, request):
-        return Response(CreditsSummarySerializer(credits_summary(self.member)).data)
+        summary = credits_summary(self.member)
+        return Response(CreditsSummarySerializer(summary, context={"member": self.member}).data)

@@ -7,6 +7,7 @@ from django.utils import timezone
 
 from credits.models import CreditAccount, LedgerEntry
 from credits.money import credits_from_micros, current_month, micros_from_credits
+from credits.services import member_cap_for, member_spent_in_month
 from organizations.members import Member
 from organizations.models import Organization
 
@@ -67,6 +68,43 @@ def credits_summary(member: Member, *, now: datetime | None = None) -> CreditsSu
         used_micros=account.used_micros,
         reserved_micros=account.reserved_micros,
     )
+
+
+@dataclass(frozen=True)
+class PersonCredits:
+    """The month as the person sees it under their cap: what their turns used
+    and hold, and what they may still spend (never more than the organization
+    has left)."""
+
+    cap_micros: int
+    spent_micros: int
+    organization_remaining_micros: int
+
+    @property
+    def remaining_micros(self) -> int:
+        return min(self.cap_micros - self.spent_micros, self.organization_remaining_micros)
+
+    @property
+    def cap_credits(self) -> int:
+        return credits_from_micros(self.cap_micros)
+
+    @property
+    def spent_credits(self) -> int:
+        return credits_from_micros(self.spent_micros)
+
+    @property
+    def remaining_credits(self) -> int:
+        return credits_from_micros(self.remaining_micros)
+
+
+def person_credits(member: Member, summary: CreditsSummary) -> PersonCredits | None:
+    """None when the person has no cap (the organization's credits are theirs
+    to use); else one query (two for a Member read without its terms)."""
+    cap = member_cap_for(member)
+    if cap is None:
+        return None
+    return PersonCredits(cap_micros=cap, spent_micros=member_spent_in_month(member, summary.month),
+                         organization_remaining_micros=summary.remaining_micros)
 
 
 # --- Audit ----------------------------------------------------------------------

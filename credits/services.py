@@ -298,8 +298,18 @@ def member_cap_for(member: Member) -> int | None:
 def member_spent_micros(account_id: int, user_id: int) -> int:
     """Used plus reserved in this account by the turns this person started
     (the actor of each turn's start reservation). One query."""
-    turns = LedgerEntry.objects.filter(account_id=account_id, kind=Kind.RESERVE, actor_id=user_id).values("turn_id")
-    total = LedgerEntry.objects.filter(account_id=account_id, turn_id__in=turns).aggregate(
+    return _spent(user_id, account_id=account_id)
+
+
+def member_spent_in_month(member: Member, month: str) -> int:
+    """As member_spent_micros, in the member's organization's account of `month`
+    (0 when it is not opened). One query."""
+    return _spent(member.user_id, account__organization_id=member.organization_id, account__month=month)
+
+
+def _spent(user_id: int, **account) -> int:
+    turns = LedgerEntry.objects.filter(**account, kind=Kind.RESERVE, actor_id=user_id).values("turn_id")
+    total = LedgerEntry.objects.filter(**account, turn_id__in=turns).aggregate(
         spent=Sum(F("used_delta") + F("reserved_delta"))
     )["spent"]
     return total or 0

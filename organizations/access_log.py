@@ -1,8 +1,9 @@
 """The staff access log: every staff view of a person's data leaves one row.
 
-Written by the admin pages that open a person's object (a conversation, a
-turn, a card) and by the staff actions on a person (an export, the start of an
-erasure); a list page records nothing per row. Superusers read it in the
+Written by the admin pages that show a person's objects (a conversation, a
+turn, a card, a note, an inbox message, a sent e-mail: opened, or listed —
+one row per person a list page shows, without an object id) and by the staff
+actions on a person (an export, the start of an erasure). Superusers read it in the
 admin; the person sees their rows on the data page and in their export, as
 "a staff member", never by name. The retention job deletes old rows.
 
@@ -40,6 +41,21 @@ def staff_access_record(
         "object_id": access.object_id,
     })
     return access
+
+
+def staff_accesses_record_listed(*, staff, kind: str, owners: set[tuple[int | None, int | None]],
+                                 path: str) -> int:
+    """A list page showed objects of these (person, organization) pairs: one
+    row each, no object id, one INSERT. Returns the count."""
+    now = timezone.now()
+    rows = StaffAccess.objects.bulk_create([
+        StaffAccess(at=now, staff=staff, staff_username=staff.get_username(), person_id=person_id,
+                    organization_id=organization_id, kind=kind, object_id="", path=path[:500])
+        for person_id, organization_id in sorted(owners, key=str)
+    ])
+    if rows:
+        logger.info("staff_access_listed", extra={"staff_id": staff.pk, "kind": kind, "people": len(rows)})
+    return len(rows)
 
 
 def staff_access_record_person(*, staff, kind: str, person, object_id: object = "", path: str) -> int:

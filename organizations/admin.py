@@ -1,7 +1,7 @@
 from django import forms
 from django.contrib import admin
 
-from organizations.access_log import staff_access_record
+from organizations.access_log import staff_access_record, staff_accesses_record_listed
 from organizations.models import ApiToken, Membership, Organization, OrganizationChange, StaffAccess
 from organizations.services import change_record, membership_lift, membership_suspend
 
@@ -148,23 +148,57 @@ class ApiTokenAdmin(admin.ModelAdmin):
 
 
 class RecordsStaffAccess:
-    """For the admin of a person's objects: opening one (its change page)
-    writes a row to the staff access log; the list page writes nothing.
+    """For the admin of a person's objects: each page that shows one (its
+    change page, its history, the confirmation of its deletion) writes a row
+    to the staff access log, and a list page one row per person whose objects
+    it shows (without an object id: titles and names were seen, no object
+    opened), in one INSERT.
 
     Set `staff_access_kind`; `staff_access_owner(obj)` says whose data it is
-    (the object's `user_id` and `organization_id` by default)."""
+    (the object's `user_id` and `organization_id` by default). A test
+    (tests/admin/test_staff_access_everywhere.py) fails for any registered
+    admin over a model that belongs to a person without this mixin."""
 
     staff_access_kind: str
 
     def staff_access_owner(self, obj) -> tuple[int | None, int | None]:
         return obj.user_id, obj.organization_id
 
+    def _record_staff_access(self, request, obj) -> None:
+        person_id, organization_id = self.staff_access_owner(obj)
+        staff_access_record(
+            staff=request.user, kind=self.staff_access_kind, person_id=person_id,
+            organization_id=organization_id, object_id=obj.pk, path=request.get_full_path(),
+        )
+
     def render_change_form(self, request, context, add=False, change=False, form_url="", obj=None):
-        # Rendered only for a page shown (GET): staff may not change these objects.
+        # Rendered for a page shown (a GET, or a POST refused and shown again).
         if obj is not None and not add:
-            person_id, organization_id = self.staff_access_owner(obj)
-            staff_access_record(
-                staff=request.user, kind=self.staff_access_kind, person_id=person_id,
-                organization_id=organization_id, object_id=obj.pk, path=request.get_full_path(),
-            )
+            self._record_staff_access(request, obj)
         return super().render_change_form(request, context, add=add, change=change, form_url=form_url, obj=obj)
+
+    def history_view(self, request, object_id, extra_context=None):
+        response = super().history_view(request, object_id, extra_context)
+        self._record_shown(request, response)
+        return response
+
+    def delete_view(self, request, object_id, extra_context=None):
+        response = super().delete_view(request, object_id, extra_context)
+        self._record_shown(request, response)
+        return response
+
+    def changelist_view(self, request, extra_context=None):
+        response = super().changelist_view(request, extra_context)
+        changelist = (getattr(response, "context_data", None) or {}).get("cl")
+        if response.status_code == 200 and changelist is not None:
+            # The page's rows, already read for the page (iterating caches them for the template).
+            owners = {self.staff_access_owner(obj) for obj in changelist.result_list}
+            staff_accesses_record_listed(staff=request.user, kind=self.staff_access_kind, owners=owners,
+                                         path=request.get_full_path())
+        return response
+
+    def _record_shown(self, request, response) -> None:
+        """A page rendered with the object (not a redirect, not a refusal)."""
+        obj = (getattr(response, "context_data", None) or {}).get("object")
+        if response.status_code == 200 and obj is not None:
+            self._record_staff_access(request, obj)

@@ -32,6 +32,9 @@ class Organization(models.Model):
 
 
 class Membership(models.Model):
+    # Not a person's data for the staff access log (tests/admin/test_staff_access_everywhere.py).
+    staff_access_exempt = "The account's administration (role, caps, suspension), which staff manage."
+
     class Role(models.TextChoices):
         MEMBER = "member", "Member"
         ADMIN = "admin", "Admin"
@@ -95,6 +98,8 @@ class StaffAccess(models.Model):
     staff member's trace stays, without whose data it was) and, for an erased
     staff member, keeps only their username on the rows of what they opened.
     """
+    # Not a person's data for the staff access log (tests/admin/test_staff_access_everywhere.py).
+    staff_access_exempt = "The log itself, read by superusers only."
 
     class Kind(models.TextChoices):
         CONVERSATION = "conversation", "Conversation"
@@ -102,6 +107,9 @@ class StaffAccess(models.Model):
         CARD = "card", "Confirmation card"
         EXPORT = "export", "Personal-data export"
         ERASURE = "erasure", "Start of an erasure"
+        NOTE = "note", "Note"
+        INBOX_MESSAGE = "inbox_message", "Inbox message"
+        SENT_EMAIL = "sent_email", "Sent e-mail"
 
     at = models.DateTimeField(db_index=True)
     staff = models.ForeignKey(
@@ -181,15 +189,27 @@ class ApiToken(AbstractAuthToken):
     it expires, and it acts in exactly one organization (KNOX_TOKEN_MODEL).
 
     `public_id` names the token in the UI and its URLs: the digest is the primary
-    key and `token_key` is the start of the secret itself, so neither is shown.
+    key and `token_key` is the start of the secret itself, so neither is shown
+    whole (its owner's page shows its first PREFIX_SHOWN characters, to tell
+    their tokens apart).
     """
+    # Not a person's data for the staff access log (tests/admin/test_staff_access_everywhere.py).
+    staff_access_exempt = "A token's name and dates, which staff may revoke; never the token."
 
     public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="api_tokens")
     name = models.CharField(max_length=80, blank=True)
+    # When a request last authenticated with it, to the minute (organizations/tokens.py).
+    last_used_at = models.DateTimeField(null=True, blank=True)
+
+    PREFIX_SHOWN = 8
 
     class Meta:
         ordering = ["-created"]
+
+    @property
+    def prefix(self) -> str:
+        return self.token_key[:self.PREFIX_SHOWN]
 
     def __str__(self):
         return f"{self.name or 'token'} of {self.user_id} in {self.organization_id}"

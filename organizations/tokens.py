@@ -13,6 +13,7 @@ from uuid import UUID
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
@@ -53,6 +54,11 @@ class OrganizationTokenAuthentication(TokenAuthentication):
             raise exceptions.AuthenticationFailed(_("Invalid token header: expected one token after the scheme."))
         return self.authenticate_credentials(parts[1])
 
+    def authenticate_credentials(self, token):
+        user, auth_token = super().authenticate_credentials(token)
+        token_used(auth_token)
+        return user, auth_token
+
     def authenticate_header(self, request):
         return "Bearer"
 
@@ -88,6 +94,23 @@ def create_token(member: Member, *, days: int | None = None, name: str = "") -> 
     return ApiToken.objects.create(user, timedelta(days=days), organization_id=member.organization_id, name=name[:80])
 
 
+# A token's last use is written at most once a minute: a script's burst of
+# requests costs one UPDATE, not one per request.
+LAST_USE_PRECISION = timedelta(minutes=1)
+
+
+def token_used(auth_token: ApiToken) -> None:
+    """Record that a request authenticated with the token (for its owner's page)."""
+    now = timezone.now()
+    if auth_token.last_used_at is not None and now - auth_token.last_used_at < LAST_USE_PRECISION:
+        return
+    # Conditional: of concurrent requests, one writes.
+    ApiToken.objects.filter(pk=auth_token.pk).filter(
+        Q(last_used_at__isnull=True) | Q(last_used_at__lt=now - LAST_USE_PRECISION)
+    ).update(last_used_at=now)
+    auth_token.last_used_at = now
+
+
 def tokens_of(member: Member) -> list[ApiToken]:
     """The person's live tokens in this organization, newest first."""
     return list(
@@ -95,6 +118,16 @@ def tokens_of(member: Member) -> list[ApiToken]:
             user_id=member.user_id, organization_id=member.organization_id, expiry__gt=timezone.now()
         ).order_by("-created")
     )
+
+
+def token_of(member: Member, public_id: UUID) -> ApiToken:
+    """One of the person's live tokens in this organization; anyone else's is not found."""
+    token = ApiToken.objects.filter(
+        public_id=public_id, user_id=member.user_id, organization_id=member.organization_id, expiry__gt=timezone.now()
+    ).first()
+    if token is None:
+        raise TokenNotFound
+    return token
 
 
 def revoke_token(member: Member, public_id: UUID) -> None:

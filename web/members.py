@@ -21,6 +21,7 @@ from organizations.members import (
     NoOrganization,
     OrganizationNotFound,
     OrganizationRequired,
+    memberships_of,
     resolve_member,
 )
 
@@ -37,6 +38,11 @@ def member_for_session(request) -> Member:
     if chosen != member.organization_slug:
         request.session[SESSION_ORGANIZATION_KEY] = member.organization_slug
     return member
+
+
+def has_other_organizations(user) -> bool:
+    """Whether a suspended person may work elsewhere: a membership not suspended."""
+    return any(membership.suspended_at is None for membership in memberships_of(user))
 
 
 def member_required(view=None, *, fragment: bool = False):
@@ -66,7 +72,8 @@ def member_required(view=None, *, fragment: bool = False):
             except MembershipSuspended:
                 if fragment:
                     return HttpResponse("Your membership is suspended.", status=403, content_type="text/plain")
-                return render(request, "web/no_organization.html", {"suspended": True}, status=403)
+                return render(request, "web/no_organization.html", {
+                    "suspended": True, "other_organizations": has_other_organizations(request.user)}, status=403)
             return view_function(request, *args, **kwargs)
 
         return wrapper

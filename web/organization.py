@@ -22,6 +22,7 @@ from assistant.models import ProviderKey
 from assistant.org_models import (
     KeyRefused,
     ModelNotAllowed,
+    ProviderNotConfigured,
     allowed_options,
     model_choose,
     provider_key_remove,
@@ -206,6 +207,11 @@ def save_key(request) -> str:
     data = _valid(KeyForm(request.POST), _("Choose a provider and paste its key."))
     try:
         key = provider_key_save(request.member, provider=data["provider"], plaintext=data["key"])
+    except ProviderNotConfigured:
+        # Never "refused": the provider was not asked.
+        raise Refused(_("This server has no %(provider)s product configured: the key was not checked with the "
+                        "provider, and not saved. Ask the server's operator.") % {
+            "provider": ProviderKey.Provider(data["provider"]).label}) from None
     except KeyRefused as refusal:
         raise Refused(_("The provider refused this key (%(kind)s); it was not saved.") % {
             "kind": refusal.kind}) from None

@@ -147,7 +147,13 @@ STAFF_ACCESS_WORDS = {
     "card": _("a staff member looked at one of your confirmation cards"),
     "export": _("a staff member downloaded an export of your data"),
     "erasure": _("a staff member started erasing your data"),
+    "note": _("a staff member opened one of your notes"),
+    "inbox_message": _("a staff member opened a message of your inbox"),
+    "sent_email": _("a staff member opened an e-mail you sent"),
 }
+# A row without an object of these kinds: an admin list page showed the person's objects.
+LISTED_WORDS = _("a staff member saw a list that showed some of your data")
+LISTED_KINDS = {"conversation", "turn", "card", "note", "inbox_message", "sent_email"}
 # The most recent ones on the page; the export lists them all.
 STAFF_ACCESS_SHOWN = 100
 
@@ -167,10 +173,16 @@ def staff_access_list(member: Member) -> list[StaffAccessItem]:
     accesses = list(staff_accesses_of(member)[:STAFF_ACCESS_SHOWN])
     titles = _conversation_titles(member, [a.object_id for a in accesses if a.kind == "conversation"])
     return [
-        StaffAccessItem(at=access.at, words=STAFF_ACCESS_WORDS.get(access.kind, access.kind),
+        StaffAccessItem(at=access.at, words=_staff_access_words(access),
                         conversation_title=titles.get(access.object_id, ""), object_id=access.object_id)
         for access in accesses
     ]
+
+
+def _staff_access_words(access) -> str:
+    if not access.object_id and access.kind in LISTED_KINDS:
+        return LISTED_WORDS
+    return STAFF_ACCESS_WORDS.get(access.kind, access.kind)
 
 
 def _conversation_titles(member: Member, ids: list[str]) -> dict[str, str]:

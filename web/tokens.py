@@ -1,5 +1,9 @@
 """The page where a person creates (shown once) and revokes their API tokens
-in the organization the page acts in. Thin: organizations/tokens.py does it."""
+in the organization the page acts in. Thin: organizations/tokens.py does it.
+
+A creation is POST, redirect, GET: reloading the page shows the list again and
+never creates a second token. The new token crosses the redirect in the
+person's session and is taken out of it by the GET that shows it."""
 
 from uuid import UUID
 
@@ -9,7 +13,7 @@ from django.http import Http404
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from organizations import tokens
 from web.members import member_required
@@ -22,6 +26,10 @@ class NewTokenForm(forms.Form):
     name = forms.CharField(max_length=80, required=False, label=gettext_lazy("Name (what uses it)"))
     days = forms.TypedChoiceField(choices=LIFETIMES, coerce=int, initial=settings.API_TOKEN_DAYS,
                                   label=gettext_lazy("Expires in"))
+
+
+# The session key the new token crosses the redirect under (popped when shown).
+NEW_TOKEN_KEY = "web.new_api_token"  # noqa: S105 (a session key, not a secret)
 
 
 def _page(request, *, form=None, new_token: str = "", status: int = 200):
@@ -37,7 +45,7 @@ def _page(request, *, form=None, new_token: str = "", status: int = 200):
 @member_required
 @with_csp
 def token_list(request):
-    return _page(request)
+    return _page(request, new_token=request.session.pop(NEW_TOKEN_KEY, ""))
 
 
 @require_POST
@@ -54,17 +62,20 @@ def token_create(request):
         form.add_error(None, _("You already hold %(count)d tokens here: revoke one first.") % {
             "count": tokens.MAX_TOKENS_PER_PERSON})
         return _page(request, form=form, status=409)
-    # Shown in this answer only: the database keeps its digest.
-    response = _page(request, new_token=raw)
-    response["Cache-Control"] = "no-store"
-    return response
+    # Shown by the next GET only (then gone from the session): the database keeps its digest.
+    request.session[NEW_TOKEN_KEY] = raw
+    return redirect("web-tokens")
 
 
-@require_POST
+@require_http_methods(["GET", "POST"])
 @member_required
 @with_csp
 def token_revoke(request, public_id: UUID):
+    """GET asks first (a page naming the token), POST revokes."""
     try:
+        if request.method == "GET":
+            return render(request, "web/token_revoke.html", {
+                **shell_context(request), "token": tokens.token_of(request.member, public_id)})
         tokens.revoke_token(request.member, public_id)
     except tokens.TokenNotFound:
         raise Http404("No such token.") from None

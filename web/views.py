@@ -19,7 +19,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from assistant.org_models import option_for_choice
 from conversations.selectors import ConversationNotFound
-from credits.selectors import credits_summary
+from credits.selectors import credits_summary, person_credits
 from organizations.api import SESSION_ORGANIZATION_KEY
 from organizations.members import memberships_of
 from web import selectors
@@ -67,11 +67,16 @@ def shell_context(request) -> dict:
         processing = {"label": _(option.processing_label), "location": option.location, "model": option.label}
     except ImproperlyConfigured:
         processing = {"label": _("No model available"), "location": "none", "model": ""}
+    credits = credits_summary(member)
+    # Under a cap, the pill counts the person's credits, not the organization's.
+    mine = person_credits(member, credits)
     return {
         "member": member,
         "organization": organization,
         "organizations": [m.organization for m in memberships] if len(memberships) > 1 else [],
-        "credits": credits_summary(member),
+        "credits": credits,
+        "person_credits": mine,
+        "credits_left": (mine or credits).remaining_credits,
         "processing": processing,
     }
 

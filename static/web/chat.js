@@ -418,8 +418,10 @@ export function initChat() {
     if (!response.ok) return;
     const pill = document.querySelector('[data-credits]');
     const credits = response.data;
-    pill.querySelector('[data-credits-value]').textContent = credits.remainingCredits;
-    pill.classList.toggle('pill--empty', credits.remainingCredits <= 0);
+    // Under a cap the pill counts the person's credits (the page says "of your N").
+    const left = credits.person?.remainingCredits ?? credits.remainingCredits;
+    pill.querySelector('[data-credits-value]').textContent = left;
+    pill.classList.toggle('pill--empty', left <= 0);
     document.querySelector('[data-credits-details]').textContent = interpolate(
       gettext('%(used)s used, %(reserved)s reserved of %(granted)s this month (%(month)s, UTC)'),
       { used: credits.usedCredits, reserved: credits.reservedCredits, granted: credits.grantedCredits, month: credits.month });

@@ -40,8 +40,7 @@ class AiConversationDetailView(MemberAPIView):
 
     @extend_schema(exclude=True)  # see EXCLUDED above
     def get(self, request, conversation_id: str):
-        thread_id = ids.conversation_uuid(self.member, parse_client_id(conversation_id))
-        return Response(documents.render_conversation(self._thread(thread_id)))
+        return Response(documents.render_conversation(self._thread(self._thread_id(conversation_id))))
 
     @extend_schema(exclude=True)  # see EXCLUDED above
     def put(self, request, conversation_id: str):
@@ -50,20 +49,25 @@ class AiConversationDetailView(MemberAPIView):
         serializer.is_valid(raise_exception=True)
         if serializer.validated_data["id"] != client_id:
             raise bad_request("id_mismatch", "The body's id differs from the URL's.", {"id": ["Must match the URL."]})
-        data = documents.conversation_data(self.member, request.data, serializer.validated_data)
-        self._upsert(data)
-        return Response(documents.render_conversation(self._thread(data.id)))
+        data = documents.conversation_data(request.data, serializer.validated_data)
+        outcome = upsert_or_error(self.member, data)
+        return Response(documents.render_conversation(self._thread(outcome.thread.id)))
 
     @extend_schema(exclude=True)  # see EXCLUDED above
     def delete(self, request, conversation_id: str):
-        delete_or_error(self.member, ids.conversation_uuid(self.member, parse_client_id(conversation_id)))
+        delete_or_error(self.member, self._thread_id(conversation_id))
         return Response(status=status.HTTP_204_NO_CONTENT)
+
+    def _thread_id(self, conversation_id: str):
+        """The server's key of the person's conversation of that client id, or 404."""
+        found = selectors.thread_by_client_id(self.member, parse_client_id(conversation_id))
+        thread_id = found.values_list("id", flat=True).first()
+        if thread_id is None:
+            raise not_found("No such conversation.")
+        return thread_id
 
     def _thread(self, thread_id):
         try:
             return selectors.thread_with_messages(self.member, thread_id)
         except selectors.ConversationNotFound:
             raise not_found("No such conversation.") from None
-
-    def _upsert(self, data) -> None:
-        upsert_or_error(self.member, data)

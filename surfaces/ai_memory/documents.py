@@ -18,7 +18,6 @@ from config.serializers import StorableJSONField, StrictCharField
 from conversations.models import Message, Thread
 from conversations.serializers import UpdatedAtNotInFuture, conversation_to_json, count_messages
 from conversations.services import ConversationData, MessageData, ToolCallData
-from organizations.members import Member
 from surfaces.ai_memory import ids
 from surfaces.ai_memory.dates import ClientDateField, as_client_writes
 
@@ -80,11 +79,11 @@ class ConversationSerializer(UpdatedAtNotInFuture, serializers.Serializer):
         return attrs
 
 
-def conversation_data(member: Member, document: dict, validated: dict) -> ConversationData:
+def conversation_data(document: dict, validated: dict) -> ConversationData:
     """What conversations' upsert needs, with the client's document kept beside it."""
     return ConversationData(
-        id=ids.conversation_uuid(member, validated["id"]),
-        external_id=ids.external_id(validated["id"]),
+        id=None,  # the person's conversation of that id, or a new one under the server's key
+        external_id=validated["id"],
         title=validated.get("title"),
         created_at=validated["createdAt"],
         updated_at=validated["updatedAt"],

@@ -48,14 +48,34 @@ def webhook(request):
     return JsonResponse({"ok": True})
 
 
+# Telegram's updates nest a dozen levels at most; the task queue re-encodes
+# the update, so a deeper one is refused here rather than failing there.
+MAX_DEPTH = 32
+# update_id is stored in a signed 64-bit column (ReceivedUpdate).
+UPDATE_ID_LIMIT = 2**63
+
+
 def _parse(body: bytes) -> dict | None:
     try:
         update = json.loads(body)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):
         return None
-    if not isinstance(update, dict) or type(update.get("update_id")) is not int or update["update_id"] < 0:
+    if not isinstance(update, dict) or type(update.get("update_id")) is not int:
+        return None
+    if not 0 <= update["update_id"] < UPDATE_ID_LIMIT or not _within_depth(update, MAX_DEPTH):
         return None
     return update
+
+
+def _within_depth(value, limit: int) -> bool:
+    """Whether no list or object nests deeper than `limit` (walked without recursion)."""
+    level = [value]
+    for _ in range(limit):
+        level = [child for item in level if isinstance(item, dict | list)
+                 for child in (item.values() if isinstance(item, dict) else item)]
+        if not level:
+            return True
+    return not any(isinstance(item, dict | list) for item in level)
 
 
 def _enqueue(update: dict) -> None:

@@ -14,10 +14,6 @@ API_CONTRACT_SEED, written by tests/api_contract/test_schemathesis.py).
   (`uniqueItems` compares whole items, not one key). A refusal for one of
   these reasons alone is set aside (`filter_failure`, INEXPRESSIBLE); nothing
   else is.
-- PUT /api/conversations/{id}: the body's id must equal the URL's, a rule
-  between a path parameter and the body that OpenAPI can't express; a case
-  whose two ids are both valid UUIDs gets the URL's id in its body (so such a
-  case stays valid, and the server must accept it).
 """
 
 import json
@@ -62,15 +58,6 @@ def flatmap_path_parameters(ctx, path_parameters):
     [name] = names  # one id per path in this API
     known = st.sampled_from(seeded_ids(ID_KINDS[name])).map(lambda value: {**path_parameters, name: value})
     return st.one_of(st.just(path_parameters), known)
-
-
-@schemathesis.hook
-def map_case(ctx, case):
-    if case.operation.definition.raw.get("operationId") == "conversation_put":
-        url_id = (case.path_parameters or {}).get("conversation_id")
-        if isinstance(case.body, dict) and is_uuid(case.body.get("id")) and is_uuid(url_id):
-            case.body = {**case.body, "id": url_id}
-    return case
 
 
 @schemathesis.check

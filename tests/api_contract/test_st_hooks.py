@@ -65,14 +65,6 @@ def test_only_the_rules_json_schema_cannot_state_are_set_aside_among_rejected_po
     assert st_hooks.filter_failure(None, rejected, case(), answer(400, {"code": "invalid_page"})) is True
 
 
-def test_a_valid_put_gets_the_urls_id_and_an_invalid_one_stays_invalid():
-    url_id, body_id = "0b0a9fd2-5f0b-4bb3-9a39-2b2f8b0c1c11", "5c3f4a5e-8d49-4d8b-9a2c-1b1f3d3e2a10"
-    fixed = st_hooks.map_case(None, case({"conversation_id": url_id}, {"id": body_id}, "conversation_put"))
-    assert fixed.body["id"] == url_id
-    kept = st_hooks.map_case(None, case({"conversation_id": url_id}, {"id": 5}, "conversation_put"))
-    assert kept.body["id"] == 5
-
-
 def test_only_a_crash_of_the_tool_itself_is_run_again():
     import subprocess
 

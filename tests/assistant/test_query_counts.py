@@ -15,6 +15,7 @@ from conversations.models import Message, Thread
 from organizations.members import MemberTerms, resolve_member
 from organizations.models import Organization
 from tests.assistant.conftest import PRICED_OPTION, Clock
+from tests.conftest import token_just_used
 from tests.fakes.scripted import ScriptedClient, call, say
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -36,10 +37,10 @@ CHOICE_CHECK = 1
 # the finish: turn lock and row, thread, settlement (account, holds, account,
 # ledger), in one transaction.
 TURN_BASE = 14 + TRANSACTION
-# A step with one read call: the reply, the call (the Stop check before it,
-# record, the tool's own query, result), the turn's progress, the Stop check
-# before the next model call.
-TOOL_STEP = 7
+# A step with one read call: the reply, the call (the Stop check before it and
+# its record, in one transaction under the turn's lock; the tool's own query,
+# result), the turn's progress, the Stop check before the next model call.
+TOOL_STEP = 7 + TRANSACTION
 # Holding more before a call: account lock, holds, the person's cap, account, ledger.
 HOLD = 5 + TRANSACTION
 
@@ -93,8 +94,10 @@ def test_a_submission_runs_a_pinned_number_of_queries_whatever_the_length(owner,
 def test_the_whole_chat_request_adds_only_the_token_and_the_guard(owner, conversation,
                                                                   django_assert_num_queries):
     """POST /api/chat with an API token: the token (with its person), the
-    guard's membership (with the organization: the terms), then the submission."""
+    guard's membership (with the organization: the terms), then the submission.
+    (A token's first use in a minute writes its last use: one UPDATE more, once.)"""
     thread_id = conversation(0)
+    token_just_used(owner)
     with django_assert_num_queries(1 + 1 + SUBMISSION):
         response = owner.client.post("/api/chat", {"message": "Next question", "conversationId": str(thread_id)},
                                      format="json")

@@ -8,7 +8,7 @@ import pytest
 from django.db import connection
 
 from assistant import loop
-from assistant.clients.base import TextDelta, Usage
+from assistant.clients.base import Stop, TextDelta, Usage
 from assistant.loop import CANCELLED_NOTICE, run_turn
 from assistant.models import Turn
 from assistant.providers import model_option
@@ -190,3 +190,61 @@ def test_a_stop_during_a_tool_call_lets_it_finish_and_starts_no_other(owner, acm
     # Usage was reported: exactly that is charged.
     assert turn.cost_micros == request_micros(HAIKU, Usage(1000, 200)) == account(acme).used_micros
     assert account(acme).reserved_micros == 0
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("script", ["text", "tools then text"])
+def test_a_stop_accepted_while_a_fast_model_finishes_ends_the_turn_cancelled(owner, acme, notes, script):
+    """`make run`'s offline model answers faster than the loop's check interval:
+    the Stop was accepted (202 running) and the turn still ended `done` with
+    its whole text. Once accepted, the turn ends cancelled, its text kept."""
+    turn = submit(owner)
+    accepted = []
+
+    def stopped_before_the_end(request):
+        try:
+            yield TextDelta("Your inbox ")
+            # Another connection, as the web request is; the clock does not move,
+            # so the loop's throttled check never reads the flag during the stream.
+            accepted.append(turn_cancel(owner.member, turn_id=turn.id).status)
+            yield TextDelta("holds three messages.")
+            yield Usage(1000, 20)
+        finally:
+            connection.close()
+
+    steps = [stopped_before_the_end]
+    if script == "tools then text":
+        steps.insert(0, call(("search_notes", {"query": "Zurich"})))
+    client = ScriptedClient(*steps)
+    run_turn(turn.id, client=client, clock=Clock())
+
+    assert accepted == [Turn.Status.RUNNING]
+    turn.refresh_from_db()
+    assert turn.status == Turn.Status.CANCELLED and turn.failure_kind == ""
+    reply = Message.objects.filter(turn_id=turn.id, role="assistant").order_by("seq").last()
+    assert reply.content == "Your inbox holds three messages." and reply.notice == CANCELLED_NOTICE
+    assert Thread.objects.get(id=turn.thread_id).status == Thread.Status.IDLE
+    # What the model was paid for is charged, the rest released.
+    held = account(acme)
+    assert (held.used_micros, held.reserved_micros) == (turn.cost_micros, 0) and turn.cost_micros > 0
+    # The Stop was accepted once: asked again, the turn has ended.
+    assert owner.client.post(cancel_url(turn.id)).json()["code"] == "turn_ended"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_stop_accepted_between_the_model_and_its_tool_calls_starts_none(owner, acme, notes):
+    turn = submit(owner)
+
+    def tools_then_stop(request):
+        try:
+            yield from call(("search_notes", {"query": "Zurich"}), ("search_notes", {"query": "budget"}))[:-1]
+            turn_cancel(owner.member, turn_id=turn.id)
+            yield Stop("tool_use")
+        finally:
+            connection.close()
+
+    client = ScriptedClient(tools_then_stop)
+    run_turn(turn.id, client=client, clock=Clock())
+    turn.refresh_from_db()
+    assert turn.status == Turn.Status.CANCELLED and len(client.requests) == 1
+    assert not ToolCall.objects.filter(message__turn_id=turn.id).exists()

@@ -6,7 +6,7 @@ from rest_framework.test import APIClient
 
 from conversations.models import Message, Thread, ToolCall
 from organizations.models import Membership
-from tests.conftest import make_person
+from tests.conftest import make_person, token_just_used
 from tests.conversations.factories import BASE_TIME, iso, make_thread, stored_conversation
 
 LIST_URL = "/api/conversations"
@@ -56,6 +56,7 @@ def test_list_is_paginated(owner, settings):
 
 
 def test_list_runs_a_constant_number_of_queries(owner, django_assert_num_queries):
+    token_just_used(owner)
     for count in (1, 30):
         Thread.objects.all().delete()
         for day in range(count):
@@ -100,6 +101,7 @@ def test_malformed_id_is_a_clear_400(owner):
 
 
 def test_read_runs_a_constant_number_of_queries(owner, django_assert_num_queries):
+    token_just_used(owner)
     for messages, calls in ((1, 1), (40, 5)):
         thread = make_thread(owner, messages=messages, calls=calls)
         # token auth, membership, thread, messages, tool calls, the assistant's cards
@@ -232,11 +234,20 @@ def test_bad_input_is_a_400_naming_the_field_and_writes_nothing(owner, mutate, f
     assert not Thread.objects.exists()
 
 
-def test_body_id_must_match_the_url(owner):
+def test_the_url_names_the_conversation_whatever_the_bodys_id(owner):
+    """The schema says the body's `id` is read-only, sent back and ignored (JSON
+    Schema can't say "equals the URL's"): once refused though the schema allowed it."""
     body = stored_conversation()
-    response = owner.client.put(detail_url(uuid.uuid4()), body, format="json")
-    assert response.status_code == 400
-    assert response.json()["code"] == "id_mismatch"
+    conversation_id = body.pop("id")
+    response = owner.client.put(detail_url(conversation_id), body, format="json")
+    assert response.status_code == 200 and response.json()["conversation"]["id"] == conversation_id
+    other = str(uuid.uuid4())
+    response = owner.client.put(detail_url(other), {**body, "id": conversation_id}, format="json")
+    assert response.status_code == 200 and response.json()["conversation"]["id"] == other
+    assert set(Thread.objects.values_list("id", flat=True)) == {uuid.UUID(conversation_id), uuid.UUID(other)}
+    schema = owner.client.get("/api/schema/?format=json").json()
+    request = schema["components"]["schemas"]["ConversationRequest"]
+    assert "id" not in request["required"] and "ignored" in request["properties"]["id"]["description"]
 
 
 def test_malformed_json_is_a_400(owner):

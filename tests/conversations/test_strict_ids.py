@@ -29,13 +29,13 @@ def test_a_message_id_that_is_not_a_uuid_string_is_a_400_and_writes_nothing(owne
 
 
 @pytest.mark.parametrize("bad", [5, False, A_UUID.replace("-", "")], ids=repr)
-def test_a_conversation_id_that_is_not_a_uuid_string_is_a_400(owner, bad):
+def test_the_bodys_conversation_id_is_read_only_and_ignored(owner, bad):
+    """The URL names the conversation; the body's id is sent back as read, and ignored."""
     body = stored_conversation(A_UUID)
     body["id"] = bad
     response = owner.client.put(detail_url(A_UUID), body, format="json")
-    assert response.status_code == 400
-    assert "id" in response.json()["fields"]
-    assert not Thread.objects.exists()
+    assert response.status_code == 200 and response.json()["conversation"]["id"] == A_UUID
+    assert [str(thread.id) for thread in Thread.objects.all()] == [A_UUID]
 
 
 def test_an_uppercase_uuid_is_still_a_uuid(owner):

@@ -36,7 +36,8 @@ def newer(body: dict, *, messages: list[dict], hours: int = 2) -> dict:
 def upsert(owner, body: dict) -> services.UpsertOutcome:
     serializer = ConversationSerializer(data=body)
     serializer.is_valid(raise_exception=True)
-    return services.conversation_upsert(owner.member, data=conversation_data(serializer.validated_data))
+    data = conversation_data(uuid.UUID(body["id"]), serializer.validated_data)
+    return services.conversation_upsert(owner.member, data=data)
 
 
 def rows() -> dict:

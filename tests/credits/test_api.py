@@ -4,6 +4,7 @@ import pytest
 
 from credits.models import CreditAccount
 from credits.services import credits_reserve, credits_settle
+from tests.conftest import token_just_used
 from tests.credits.support import new_turn
 
 pytestmark = pytest.mark.django_db
@@ -30,10 +31,12 @@ ACME_AFTER_SPENDING = {
     "usedMicros": 12_345,
     "reservedMicros": 30_000,
     "remainingMicros": 9_957_655,
+    "person": None,  # no cap: the organization's credits are the person's to use
 }
 
 
 def test_owner_sees_the_organizations_month(owner, spent, django_assert_max_num_queries):
+    token_just_used(owner)
     with django_assert_max_num_queries(3):
         response = owner.client.get(URL)
 
@@ -41,6 +44,18 @@ def test_owner_sees_the_organizations_month(owner, spent, django_assert_max_num_
     body = response.json()
     assert len(body.pop("month")) == 7
     assert body == ACME_AFTER_SPENDING
+
+
+def test_a_person_under_a_cap_sees_what_is_left_of_it(owner, colleague, spent):
+    """The owner's turns used 1.23 and hold 3 credits of their 25: 20 are theirs
+    to spend; the colleague's own cap of 500 is bounded by what Acme has left."""
+    from organizations.models import Membership
+
+    Membership.objects.filter(user=owner.user).update(monthly_cap_credits=25)
+    Membership.objects.filter(user=colleague.user).update(monthly_cap_credits=5000)
+    assert owner.client.get(URL).json()["person"] == {"capCredits": 25, "spentCredits": 4, "remainingCredits": 20}
+    assert colleague.client.get(URL).json()["person"] == {"capCredits": 5000, "spentCredits": 0,
+                                                          "remainingCredits": 995}
 
 
 def test_colleague_sees_the_same_organization_account(colleague, spent):

@@ -90,6 +90,28 @@ def test_a_suspended_member_sees_a_403_page_in_the_browser(owner):
     assert page.status_code == 403 and b"Your membership is suspended" in page.content
 
 
+def test_another_organization_is_offered_only_to_people_who_have_one(owner, globex):
+    """Once "Work in another of your organizations" to everyone suspended."""
+    browser = Client()
+    browser.force_login(owner.user)
+    suspend(owner)
+    alone = browser.get("/").content.decode()
+    assert "Your membership is suspended" in alone and "another of your organizations" not in alone
+
+    Membership.objects.create(organization=globex, user=owner.user)
+    browser.post("/organizations/", {"organization": "acme"})  # the suspended one, chosen
+    elsewhere = browser.get("/").content.decode()
+    assert "Your membership is suspended" in elsewhere
+    assert "another of your organizations" in elsewhere
+
+
+def test_one_organization_is_not_called_several(owner):
+    browser = Client()
+    browser.force_login(owner.user)
+    html = browser.get("/organizations/").content.decode()
+    assert "You belong to one organization" in html and "several organizations" not in html
+
+
 def test_lifting_the_suspension_restores_access(owner, admin):
     suspend(owner)
     member_restore(admin.member, user_id=owner.user.id)

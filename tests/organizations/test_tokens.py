@@ -160,18 +160,67 @@ def page_client(person):
 
 
 def test_the_tokens_page_shows_a_new_token_once_and_it_works(owner):
+    """POST, redirect, GET: the token is shown by the GET that follows, once;
+    reloading the page (once a second POST) never creates another token."""
     client = page_client(owner)
     response = client.post("/tokens/new", {"name": "My script", "days": "30"})
-    assert response.status_code == 200 and response["Cache-Control"] == "no-store"
+    assert response.status_code == 302 and response["Location"] == "/tokens/"
+    shown = client.get("/tokens/")
+    assert "no-store" in shown["Cache-Control"]
     row = ApiToken.objects.get(user=owner.user, name="My script")
-    html = response.content.decode()
-    raw = html.split('<code class="token-value">')[1].split("</code>")[0]
+    html = shown.content.decode()
+    raw = html.split('<code class="token-value" id="new-token-value">')[1].split("</code>")[0]
     assert row.digest == hashlib.sha512(raw.encode()).hexdigest()
+    assert 'data-copy="new-token-value"' in html  # the Copy button, for that token
     assert api_client(f"Bearer {raw}").get(CREDITS_URL).status_code == 200
 
+    reloaded = client.get("/tokens/").content.decode()
+    assert ApiToken.objects.filter(user=owner.user).count() == 2  # the fixture's and this one
+    assert "My script" in reloaded and str(row.public_id) in reloaded
+    assert raw not in reloaded and row.token_key not in reloaded and row.digest not in reloaded
+    assert client.session.get("web.new_api_token") is None
+
+
+def test_each_token_shows_its_prefix_creation_and_last_use(owner):
+    row = ApiToken.objects.get(user=owner.user)
+    client = page_client(owner)
+    item = token_item(client.get("/tokens/").content.decode(), row)
+    assert "<code data-token-prefix" in item and f">{owner.token[:8]}…</code>" in item
+    assert row.created.strftime("created %Y-%m-%d %H:%M") in item and "never used" in item
+    assert owner.client.get(CREDITS_URL).status_code == 200
+    row.refresh_from_db()
+    item = token_item(client.get("/tokens/").content.decode(), row)
+    assert row.last_used_at is not None and row.last_used_at.strftime("last used %Y-%m-%d %H:%M (UTC)") in item
+
+
+def token_item(html: str, row) -> str:
+    return html.split(f'data-token="{row.public_id}"')[1].split("</li>")[0]
+
+
+def test_a_tokens_last_use_is_written_once_a_minute_at_most(owner, django_assert_num_queries):
+    # token, membership, account and (the month not opened) the allowance; and the last use
+    with django_assert_num_queries(5):
+        owner.client.get(CREDITS_URL)
+    with django_assert_num_queries(4):
+        owner.client.get(CREDITS_URL)
+    ApiToken.objects.filter(user=owner.user).update(last_used_at=timezone.now() - timedelta(minutes=2))
+    with django_assert_num_queries(5):
+        owner.client.get(CREDITS_URL)
+
+
+def test_revoke_asks_first_and_the_token_works_until_confirmed(owner):
+    row = ApiToken.objects.get(user=owner.user)
+    client = page_client(owner)
     listing = client.get("/tokens/").content.decode()
-    assert "My script" in listing and str(row.public_id) in listing
-    assert raw not in listing and row.token_key not in listing and row.digest not in listing
+    # A link to a page that asks, no longer a form that revokes at once.
+    assert f'href="/tokens/{row.public_id}/revoke"' in listing and f'action="/tokens/{row.public_id}' not in listing
+    question = client.get(f"/tokens/{row.public_id}/revoke")
+    assert question.status_code == 200 and "data-revoke-question" in question.content.decode()
+    assert f"{owner.token[:8]}…" in question.content.decode()
+    assert owner.client.get(CREDITS_URL).status_code == 200  # asking revoked nothing
+    assert client.post(f"/tokens/{row.public_id}/revoke").status_code == 302
+    assert owner.client.get(CREDITS_URL).status_code == 401
+    assert client.get(f"/tokens/{row.public_id}/revoke").status_code == 404
 
 
 def test_a_bad_lifetime_is_refused_on_the_page(owner):
@@ -209,8 +258,9 @@ def test_the_owner_revokes_a_token_and_it_stops_working(owner):
 @pytest.mark.parametrize("who", ["colleague", "outsider"])
 def test_nobody_else_revokes_a_token(owner, colleague, outsider, who):
     row = ApiToken.objects.get(user=owner.user)
-    response = page_client({"colleague": colleague, "outsider": outsider}[who]).post(f"/tokens/{row.public_id}/revoke")
-    assert response.status_code == 404
+    client = page_client({"colleague": colleague, "outsider": outsider}[who])
+    assert client.post(f"/tokens/{row.public_id}/revoke").status_code == 404
+    assert client.get(f"/tokens/{row.public_id}/revoke").status_code == 404
     assert owner.client.get(CREDITS_URL).status_code == 200
 
 

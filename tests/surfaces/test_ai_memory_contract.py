@@ -232,12 +232,44 @@ def test_another_persons_conversation_is_not_found(owner, colleague, outsider, w
     for conversation_id in ("conv-9", str(thread.id)):
         assert person.client.get(url(conversation_id)).status_code == 404
         assert person.client.delete(url(conversation_id)).status_code == 404
-    # Their own "conv-9" is a different conversation; the owner's UUID is not theirs to write.
-    taken = client_document(str(thread.id))
+    # The owner's key, chosen as an id, is a new conversation of their own: nothing of the owner's changes.
+    taken = client_document(str(thread.id), text="Mine now?")
     response = person.client.put(url(str(thread.id)), taken, format="json")
-    assert response.status_code == 404 and response.json()["code"] == "not_found"
+    assert response.status_code == 200 and response.json()["id"] == str(thread.id)
     assert Thread.objects.get(id=thread.id).user_id == owner.user.id
     assert owner.client.get(url("conv-9")).json()["messages"][0]["content"] == "Zurich notes?"
+    assert person.client.get(url(str(thread.id))).json()["messages"][0]["content"] == "Mine now?"
+
+
+def test_the_storage_key_is_the_servers_own_and_random(owner):
+    """Once a uuid5 of a public namespace and the person's ids: anyone could compute it."""
+    for client_id in ("chat-1", "3f2b8c1e-9a4d-4e6b-8f0a-1c2d3e4f5a6b"):
+        owner.client.put(url(client_id), client_document(client_id), format="json")
+        thread = Thread.objects.get(external_id=client_id)
+        assert thread.id.version == 4 and str(thread.id) != client_id
+        assert owner.client.get(url(client_id)).json()["id"] == client_id
+
+
+@pytest.mark.parametrize("who", ["colleague", "outsider"])
+def test_no_one_can_occupy_or_probe_another_persons_id(owner, colleague, outsider, who):
+    """Another person writes first the key the owner's id used to map to, then
+    the owner's id itself: the owner writes and reads their `chat-1` as before,
+    and every answer the other person gets is the one a fresh id gets."""
+    import uuid
+    person = {"colleague": colleague, "outsider": outsider}[who]
+    old_key = uuid.uuid5(uuid.UUID("6f1b1c55-8a7e-4c53-9a8e-3d7b2c1e0a41"),
+                         f"conversation:{owner.member.organization_id}:{owner.user.id}:chat-1")
+    squat = person.client.put(url(str(old_key)), client_document(str(old_key), text="Squatted"), format="json")
+    assert squat.status_code == 200
+    assert owner.client.put(url("chat-1"), client_document("chat-1"), format="json").status_code == 200
+    assert owner.client.get(url("chat-1")).json()["messages"][0]["content"] == "Zurich notes?"
+    # Probing: the owner's id answers exactly as an id no one uses.
+    for client_id in ("chat-1", "never-used"):
+        assert person.client.get(url(client_id)).status_code == 404
+        assert person.client.delete(url(client_id)).status_code == 404
+    assert person.client.put(url("chat-1"), client_document("chat-1", text="Theirs"), format="json").status_code == 200
+    assert owner.client.get(url("chat-1")).json()["messages"][0]["content"] == "Zurich notes?"
+    assert person.client.get(url("chat-1")).json()["messages"][0]["content"] == "Theirs"
 
 
 def test_anonymous_gets_401_everywhere(anonymous, owner):
@@ -311,3 +343,46 @@ def test_the_persons_export_carries_the_clients_own_ids_and_fields(owner):
     assert exported[0]["clientDocument"]["widget"] == client_document()["widget"]
     assert exported[0]["messages"][0]["clientId"] == "msg-1"
     assert exported[0]["messages"][0]["clientDocument"]["localOnly"] == {"draft": "", "émoji": "🙂"}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_migration_gives_each_derived_key_a_random_one_and_everything_follows(owner):
+    """Conversations stored under the old computable key (a UUIDv5 of a public
+    namespace and the person's ids) get a random one; messages, turns and the
+    staff access rows follow, and the client still finds its `chat-1`."""
+    import uuid
+
+    from django.db import connection
+    from django.db.migrations.executor import MigrationExecutor
+
+    before = [("conversations", "0009_message_versions")]
+    executor = MigrationExecutor(connection)
+    executor.migrate(before)
+    old = executor.loader.project_state(list(executor.recorder.applied_migrations())).apps  # every app as it is now
+    derived = uuid.uuid5(uuid.UUID("6f1b1c55-8a7e-4c53-9a8e-3d7b2c1e0a41"),
+                         f"conversation:{owner.organization.id}:{owner.user.id}:chat-1")
+    thread = old.get_model("conversations", "Thread").objects.create(
+        id=derived, organization_id=owner.organization.id, user_id=owner.user.id, external_id="chat-1",
+        title="Old", created_at=BASE_TIME, updated_at=BASE_TIME, last_activity_at=BASE_TIME, next_seq=1)
+    old.get_model("conversations", "Message").objects.create(
+        thread=thread, seq=0, role="user", content="Kept", created_at=BASE_TIME, client_id=message_uuid("m-1"),
+        external_id="m-1")
+    turn = old.get_model("assistant", "Turn").objects.create(
+        thread_id=derived, organization_id=owner.organization.id, user_id=owner.user.id, status="done")
+    old.get_model("organizations", "StaffAccess").objects.create(
+        at=BASE_TIME, staff_username="mo", person_id=owner.user.id, organization_id=owner.organization.id,
+        kind="conversation", object_id=str(derived), path="/admin/")
+    untouched = make_thread(owner, title="Browser")  # a random key already: kept
+
+    executor = MigrationExecutor(connection)
+    executor.migrate(executor.loader.graph.leaf_nodes())
+
+    from assistant.models import Turn
+    from organizations.models import StaffAccess
+
+    assert not Thread.objects.filter(id=derived).exists() and Thread.objects.filter(id=untouched.id).exists()
+    rekeyed = Thread.objects.get(external_id="chat-1")
+    assert rekeyed.id.version == 4 and rekeyed.messages.get().content == "Kept"
+    assert Turn.objects.get(id=turn.id).thread_id == rekeyed.id
+    assert StaffAccess.objects.get().object_id == str(rekeyed.id)
+    assert owner.client.get(url("chat-1")).json()["messages"][0]["content"] == "Kept"

@@ -44,13 +44,25 @@ def test_an_update_is_recorded_and_handed_to_celery_once(telegram_on):
     assert queued_tasks() == ["telegram.handle_update"]
 
 
-@pytest.mark.parametrize("body", [b"not json", b"[]", b'{"update_id": "7"}', b'{"update_id": -1}', b"{}",
-                                  b'{"update_id": true}'])
+@pytest.mark.parametrize("body", [
+    b"not json", b"[]", b'{"update_id": "7"}', b'{"update_id": -1}', b"{}", b'{"update_id": true}',
+    # Once a 500: an update_id past the 64-bit column (OverflowError), and JSON
+    # nested past the parser's recursion limit (RecursionError).
+    b'{"update_id": 1000000000000000000000000000000}', b'{"update_id": 9223372036854775808}',
+    b'{"update_id": 1, "message": ' + b"[" * 100_000 + b"]" * 100_000 + b"}",
+    b'{"update_id": 2, "message": ' + b'{"a":' * 40 + b"1" + b"}" * 40 + b"}",
+], ids=lambda body: body[:40].decode())
 def test_a_body_that_is_not_an_update_is_400(telegram_on, body):
     response = Client().post("/telegram/webhook", data=body, content_type="application/json",
                              HTTP_X_TELEGRAM_BOT_API_SECRET_TOKEN=SECRET)
     assert response.status_code == 400 and response.json()["code"] == "invalid_update"
     assert not ReceivedUpdate.objects.exists() and queued_tasks() == []
+
+
+def test_the_largest_update_id_is_taken(telegram_on):
+    update = {**message_update(OLIVIA_TG, "hello"), "update_id": 2**63 - 1}
+    assert post_update(update).json() == {"ok": True}
+    assert ReceivedUpdate.objects.get().update_id == 2**63 - 1
 
 
 def test_the_surface_is_off_without_a_token(settings):

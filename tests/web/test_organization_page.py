@@ -155,6 +155,16 @@ def test_a_refused_key_is_explained_and_not_saved(admin_web, infomaniak):
     assert "RAW-PROVIDER-TEXT" not in html and KEY not in html and not ProviderKey.objects.exists()
 
 
+def test_a_server_without_the_providers_product_says_so(admin_web, settings):
+    """Once "The provider refused this key (refused)", though the provider was never asked."""
+    settings.INFOMANIAK_AI_PRODUCT_ID = settings.INFOMANIAK_AI_BASE_URL = ""
+    response = admin_web.post("/organization/keys", {"provider": "infomaniak", "key": KEY})
+    html = response.content.decode()
+    assert response.status_code == 400 and "refused this key" not in html
+    assert "This server has no Infomaniak AI Services (Switzerland) product configured" in html
+    assert not ProviderKey.objects.exists()
+
+
 @pytest.mark.parametrize("url, body, text", [
     ("/organization/model", {"option": "anthropic-claude-sonnet-4-6"}, "not among the ones"),
     ("/organization/keys", {"provider": "nope", "key": KEY}, "Choose a provider"),

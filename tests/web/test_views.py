@@ -252,6 +252,22 @@ def test_the_header_shows_credits_and_where_data_is_processed(owner, owner_web):
     assert 'data-organization="acme"' in html
 
 
+def test_under_a_cap_the_pill_counts_the_persons_credits(owner, owner_web):
+    """Once "1000 credits left" (the organization's) for a person capped at 25."""
+    from credits.services import credits_reserve, credits_settle
+    from tests.credits.support import new_turn
+
+    Membership.objects.filter(user=owner.user).update(monthly_cap_credits=25)
+    turn = new_turn()
+    credits_reserve(owner.member, turn_id=turn)
+    credits_settle(turn_id=turn, cost_micros=130_000)  # 13 credits
+    html = " ".join(text_of(page(owner_web, "/")).split())
+    assert "<span data-credits-value>12</span> of your 25&nbsp;credits left this month" in html
+    assert "pill--empty" not in html
+    Membership.objects.filter(user=owner.user).update(monthly_cap_credits=13)
+    assert "pill--empty" in text_of(page(owner_web, "/"))
+
+
 def test_exhausted_credits_are_explained_up_front(owner, owner_web):
     Organization.objects.filter(id=owner.organization.id).update(monthly_credits=0)
     html = text_of(page(owner_web, "/"))
