@@ -90,7 +90,7 @@ class Door:
     def propose(self, person, steps_before, action, *, after=None) -> ActionCard | None:
         """Propose `action` (after `steps_before` in the same turn; after the turn
         `after` in the next one); the card, or None when the guard refused it."""
-        conversation_id = after.thread_id if after is not None else None
+        conversation_id = getattr(after, "thread_id", None) or getattr(after, "id", None)
         steps = [step for step in (steps_before, call(action)) if step]
         turn = self.play(person, *steps, say("Card."), text="Do it", conversation_id=conversation_id)
         return ActionCard.objects.filter(turn=turn).first()
@@ -213,3 +213,17 @@ class AiMemoryDoor(Door):
 
     def reads_note(self, person, note):
         return None
+
+    def reads(self, person):
+        """Sessions of another client: a conversation it stored with the reads its model made."""
+        from conversations.models import Thread
+
+        at = "2026-12-01T10:00:00Z"
+        reads = [{"id": f"call-{name}", "name": name, "input": {}, "result": {"items": ["…"]}}
+                 for name in ("search_notes", "read_inbox")]
+        document = {"id": "mail-1", "title": "Mail", "createdAt": at, "updatedAt": at, "messages": [
+            {"id": "m1", "role": "user", "content": "Read my notes and inbox", "createdAt": at},
+            {"id": "m2", "role": "assistant", "content": "Read.", "createdAt": at, "toolCalls": reads}]}
+        response = person.client.put("/ai/conversations/mail-1", document, format="json")
+        assert response.status_code in (200, 201), response.content
+        return Thread.objects.get(external_id="mail-1")

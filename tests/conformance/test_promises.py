@@ -7,8 +7,10 @@ import pytest
 from django.core import mail
 
 from assistant.card_presentation import TRIFECTA_WARNING, tool_title
+from assistant.loop import CANCELLED_NOTICE
 from assistant.models import ActionCard, Turn
-from tests.conformance.doors import LONG_BODY, READS, BrowserDoor, send
+from conversations.models import Message
+from tests.conformance.doors import LONG_BODY, READS, ApiDoor, BrowserDoor, send
 from tests.fakes.scripted import say
 from workspace.models import Note
 
@@ -68,17 +70,17 @@ def test_a_card_is_shown_whole_warning_first_and_confirm_only_with_all_of_it(doo
 @pytest.mark.parametrize("mode", ["warn", "block"])
 def test_taint_a_send_after_private_and_untrusted_reads_in_the_previous_turn_or_session(
         door, owner, private_and_untrusted, settings, mode):
-    if not door.proposes:
-        door.no_turns()
-        return
+    """A door without turns keeps what another client's model read (/ai/):
+    the next turn in that conversation, through the API, is guarded by it."""
     settings.ASSISTANT_TRIFECTA = mode
     earlier = door.reads(owner)
-    card = door.propose(owner, None, SHORT, after=earlier)
+    proposer = door if door.proposes else ApiDoor(door.request)
+    card = proposer.propose(owner, None, SHORT, after=earlier)
     if mode == "block":
         assert card is None
     else:
         assert card.trifecta_warning
-        shown = "\n".join(piece.text for piece in door.shown(owner, card))
+        shown = "\n".join(piece.text for piece in proposer.shown(owner, card))
         assert shown.index(TRIFECTA_WARNING) < shown.index(tool_title("send_email"))
 
 
@@ -96,6 +98,8 @@ def test_stop_an_accepted_cancel_ends_the_turn_cancelled(door, owner):
     turn = door.play(owner, stopped_while_writing, text="read my inbox")
     assert accepted == [True]
     assert turn.status == Turn.Status.CANCELLED
+    reply = Message.objects.filter(turn_id=turn.id, role="assistant").get()
+    assert reply.content == "Your inbox holds three messages." and reply.notice == CANCELLED_NOTICE  # kept
 
 
 def test_no_effect_twice_an_identical_card_needs_the_second_confirmation(door, owner):
