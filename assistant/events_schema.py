@@ -1,7 +1,10 @@
 """The documented shape of one Server-Sent Event of GET /api/turns/{id}/events.
 
 OpenAPI 3.0 describes an event stream by the schema of one event, read as
-{event, data, id}; `data` is JSON text, described by `contentSchema`. Written
+{event, data, id}; `data` is JSON text. Its fields are described under
+`x-contentSchema` (OpenAPI 3.0's schema objects have no `contentSchema`; the
+3.1 keyword would make the document invalid), which a client or a test reads
+as JSON Schema for the parsed `data`. Written
 from what assistant/progress.py sends (the database catch-up and the events
 published through Redis give the same names and fields); a test compares the
 two (tests/assistant/test_events_schema.py), and the contract run checks real
@@ -45,7 +48,8 @@ def _event(name: str, data: dict) -> dict:
         "type": "object",
         "properties": {
             "event": {"type": "string", "enum": [name]},
-            "data": {"type": "string", "contentMediaType": "application/json", "contentSchema": data},
+            "data": {"type": "string", "description": "JSON text.", "x-contentMediaType": "application/json",
+                     "x-contentSchema": data},
             "id": {"type": "string", "description": "Send it back as Last-Event-ID to resume after this event."},
             "retry": {"type": "integer"},
         },

@@ -5,7 +5,7 @@ authorization between two people, …), the examples, coverage, fuzzing and
 stateful phases, bounded in time. 0 failures, and enough requests to mean it.
 
 The SSE stream (`turn_events`) is in: its events are checked against their
-documented schema (one event per item, `data` by its contentSchema). No worker
+documented schema (one event per item: its name and fields; `data` is JSON text). No worker
 runs the turns here, so a stream of a turn still queued ends at the server's
 STREAM_MAX_SECONDS (its shortest, 10 s), as a client would see it and reconnect.
 """

@@ -42,12 +42,12 @@ def raw_events(raw: str) -> list[dict]:
 
 
 def matches(event: dict, schema: dict) -> bool:
-    """One branch of the event's oneOf takes it, its `data` JSON included (contentSchema)."""
+    """One branch of the event's oneOf takes it, its `data` JSON included (x-contentSchema)."""
     taken = 0
     for branch in schema["oneOf"]:
         try:
             jsonschema.validate(event, branch)
-            jsonschema.validate(json.loads(event["data"]), branch["properties"]["data"]["contentSchema"])
+            jsonschema.validate(json.loads(event["data"]), branch["properties"]["data"]["x-contentSchema"])
         except jsonschema.ValidationError:
             continue
         taken += 1
