@@ -43,6 +43,14 @@ def visible(markup: str) -> str:
     return html.unescape(re.sub(r"<[^>]+>", " ", markup))
 
 
+def card_pieces(page: str, card) -> list[Shown]:
+    """A server-rendered card (templates/web/_card.html): what comes before its Confirm button, then the button."""
+    section = re.search(rf'<section[^>]*id="card-{card.id}".*?</section>', page, re.S).group(0)
+    before, button, _ = re.split(r'(<button[^>]*data-card-action="confirm"[^>]*>.*?</button>)', section,
+                                 maxsplit=1, flags=re.S)
+    return [Shown(visible(before)), Shown(visible(button), confirm=True)]
+
+
 def routes(urlconf_module: str) -> list[str]:
     return [str(pattern.pattern) for pattern in get_resolver(urlconf_module).url_patterns]
 
@@ -179,11 +187,7 @@ class BrowserDoor(ApiDoor):
         return Client()
 
     def shown(self, person, card):
-        page = self.client(person).get(f"/c/{card.thread_id}/").content.decode()
-        section = re.search(rf'<section[^>]*id="card-{card.id}".*?</section>', page, re.S).group(0)
-        before, button, _ = re.split(r'(<button[^>]*data-card-action="confirm"[^>]*>.*?</button>)', section,
-                                     maxsplit=1, flags=re.S)
-        return [Shown(visible(before)), Shown(visible(button), confirm=True)]
+        return card_pieces(self.client(person).get(f"/c/{card.thread_id}/").content.decode(), card)
 
     def finds(self, who, kind, obj):
         client = self.client(who) if who else self.anonymous()

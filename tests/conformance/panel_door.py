@@ -3,9 +3,8 @@ web/panel.py). It renders the same chat, sends through the same API with the
 session, and shows the conversation its state names: that state is the door."""
 
 import json
-import re
 
-from tests.conformance.doors import BrowserDoor, Shown, visible
+from tests.conformance.doors import BrowserDoor, card_pieces
 
 
 class PanelDoor(BrowserDoor):
@@ -19,11 +18,7 @@ class PanelDoor(BrowserDoor):
     def shown(self, person, card):
         client = self.client(person)
         assert self.show_in_panel(client, card.thread_id) == 204
-        fragment = client.get("/assistant/panel/chat").content.decode()
-        section = re.search(rf'<section[^>]*id="card-{card.id}".*?</section>', fragment, re.S).group(0)
-        before, button, _ = re.split(r'(<button[^>]*data-card-action="confirm"[^>]*>.*?</button>)', section,
-                                     maxsplit=1, flags=re.S)
-        return [Shown(visible(before)), Shown(visible(button), confirm=True)]
+        return card_pieces(client.get("/assistant/panel/chat").content.decode(), card)
 
     def finds(self, who, kind, obj):
         if kind != "conversation":
