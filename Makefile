@@ -8,7 +8,8 @@ APP_STAMP := $(VENV)/.installed-app
 STAMP := $(VENV)/.installed
 PIP := $(PY) -m pip install --disable-pip-version-check --progress-bar off
 
-.PHONY: run serve test messages bench bench-compare bench-reservation bench-first-word loadtest lint clean
+.PHONY: run serve test messages bench bench-compare bench-reservation bench-first-word bench-scale bench-turns \
+	loadtest lint clean
 
 $(APP_STAMP): pyproject.toml
 	@test -x $(PY) || { echo "== Creating the virtualenv $(VENV)"; $(PYTHON) -m venv $(VENV); }
@@ -64,6 +65,14 @@ bench-reservation: $(STAMP)
 # From POST /api/chat to the first text event, on make run's and make serve's stacks; appends to bench/README.md.
 bench-first-word: $(STAMP)
 	$(PY) bench/first_word.py --write
+# Cost flat with the deployment's size: two sizes of one deployment on PostgreSQL (bench/scale.py);
+# appends its tables to bench/README.md. Not part of `make test`.
+bench-scale: $(STAMP)
+	$(PY) bench/scale.py --write
+# 200 turns at once (an 8-second fake model) on ONE worker process of scripts/serve.sh's defaults, on a
+# PostgreSQL and a Redis started here; appends to bench/README.md. Not part of `make test`.
+bench-turns: $(STAMP)
+	$(PY) bench/turns.py --write
 
 # A bounded load test of the production stack (not part of `make test`); appends to bench/README.md.
 loadtest: $(STAMP)

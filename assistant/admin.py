@@ -26,20 +26,26 @@ from assistant.admin_exports import exports_view
 from assistant.maintenance import erasure_start
 from assistant.models import ActionCard, Erasure, ProviderKey, Turn
 from assistant.org_models import KeyRefused, provider_key_save, verify_key
-from config.admin import ViewOnlyAdminMixin
+from assistant.providers import CATALOG
+from assistant.tools.registry import all_tools
+from config.admin import ScaledChangeList, ViewOnlyAdminMixin, listed_filter
 from conversations.models import Thread
 from organizations.access_log import Kind, staff_access_record_person
 from organizations.admin import RecordsStaffAccess
 from organizations.personal_data import EXPORT_FORMAT, export_person
 
 
+def card_tool_names() -> list[str]:
+    return [tool.name for tool in all_tools() if tool.tool_class in ("confirm", "send")]
+
+
 @admin.register(ActionCard)
-class ActionCardAdmin(RecordsStaffAccess, ViewOnlyAdminMixin, admin.ModelAdmin):
+class ActionCardAdmin(ScaledChangeList, RecordsStaffAccess, ViewOnlyAdminMixin, admin.ModelAdmin):
     list_display = [
         "id", "tool_name", "status", "trifecta_warning", "organization", "user", "created_at", "expires_at",
         "decided_at",
     ]
-    list_filter = ["status", "tool_name", "trifecta_warning"]
+    list_filter = ["status", listed_filter("tool_name", "tool", card_tool_names), "trifecta_warning"]
     list_select_related = ["organization", "user"]
     search_fields = ["tool_name"]
     search_help_text = "A card, conversation or turn id (exact), or a tool name."
@@ -61,13 +67,14 @@ class ActionCardAdmin(RecordsStaffAccess, ViewOnlyAdminMixin, admin.ModelAdmin):
 
 
 @admin.register(Turn)
-class TurnAdmin(RecordsStaffAccess, ViewOnlyAdminMixin, admin.ModelAdmin):
+class TurnAdmin(ScaledChangeList, RecordsStaffAccess, ViewOnlyAdminMixin, admin.ModelAdmin):
     list_display = [
         "id", "conversation", "organization", "status", "failure_kind", "model_option", "steps", "tool_calls",
         "input_tokens", "output_tokens", "reserved_micros", "cost_micros", "credit_month", "created_at",
         "finished_at",
     ]
-    list_filter = ["status", "failure_kind", "model_option"]
+    list_filter = ["status", "failure_kind",
+                   listed_filter("model_option", "model option", lambda: [option.id for option in CATALOG])]
     list_select_related = ["organization"]
     search_fields = ["=organization__slug"]
     search_help_text = "A turn or conversation id (exact), or an organization's slug."

@@ -5,10 +5,10 @@ from datetime import UTC, datetime, time, timedelta
 
 from django import forms
 from django.core.exceptions import PermissionDenied
-from django.http import StreamingHttpResponse
 from django.template.response import TemplateResponse
 
 from assistant import exports
+from config.downloads import download_response
 from organizations.models import Organization
 
 # Who may download what: the ledger and the usage are accounting, the turns are the assistant's.
@@ -21,8 +21,11 @@ class ExportForm(forms.Form):
     what = forms.ChoiceField(choices=[("ledger", "Ledger of an organization and month"),
                                       ("usage", "Usage per person per month"),
                                       ("turns", "Turns of a period")])
-    organization = forms.ModelChoiceField(queryset=Organization.objects.order_by("name"), to_field_name="slug",
-                                          required=False, help_text="Needed for the ledger and the usage.")
+    # A slug typed in, not a <select> of every organization (thousands of options on each page).
+    organization = forms.ModelChoiceField(queryset=Organization.objects.all(), to_field_name="slug",
+                                          widget=forms.TextInput, required=False,
+                                          help_text="Its slug. Needed for the ledger and the usage; "
+                                          "for the turns, only this organization's.")
     month = forms.RegexField(regex=r"^\d{4}-(0[1-9]|1[0-2])$", required=False, help_text="YYYY-MM (UTC).")
     start = forms.DateField(required=False, help_text="Turns created from this day (UTC)…")
     end = forms.DateField(required=False, help_text="…up to and including this day.")
@@ -61,12 +64,11 @@ def exports_view(admin_site, request):
         data = form.cleaned_data
         if not request.user.has_perm(PERMISSIONS[data["what"]]):
             raise PermissionDenied
-        return streamed(table_for(data), data["format"])
+        return streamed(request, table_for(data), data["format"])
     context = {**admin_site.each_context(request), "form": form, "title": "Exports"}
     return TemplateResponse(request, "admin/assistant/exports.html", context, status=400 if form.is_bound else 200)
 
 
-def streamed(table: exports.Table, fmt: str) -> StreamingHttpResponse:
-    response = StreamingHttpResponse(exports.stream(table, fmt), content_type=CONTENT_TYPES[fmt])
-    response["Content-Disposition"] = f'attachment; filename="{table.name}.{fmt}"'
-    return response
+def streamed(request, table: exports.Table, fmt: str):
+    return download_response(request, exports.stream(table, fmt), content_type=CONTENT_TYPES[fmt],
+                             filename=f"{table.name}.{fmt}")

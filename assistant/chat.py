@@ -63,7 +63,7 @@ def chat_submit(member: Member, *, message: str, conversation_id: UUID | None) -
         user_message = message_append(member, thread=thread, role=Message.Role.USER, content=message,
                                       turn_id=turn_id, responding=True)
         # No savepoint: a refusal ends this whole transaction (nothing written).
-        reservation = credits_reserve(member, turn_id=turn_id, savepoint=False)
+        reservation = credits_reserve(member, turn_id=turn_id, savepoint=False, fresh=True)
         turn = Turn.objects.create(
             id=turn_id, thread=thread, organization_id=member.organization_id, user_id=member.user_id,
             user_message=user_message, model_option=option.id,
@@ -124,7 +124,7 @@ def _redo(member: Member, *, conversation_id: UUID, new_text: str | None) -> Sub
             id=turn_id, thread=thread, organization_id=member.organization_id, user_id=member.user_id,
             user_message=user_message, model_option=option.id,
         )
-        reservation = credits_reserve(member, turn_id=turn.id)
+        reservation = credits_reserve(member, turn_id=turn.id, fresh=True)
         turn.credit_month, turn.reserved_micros = reservation.month, reservation.micros
         turn.save(update_fields=["credit_month", "reserved_micros"])
         Thread.objects.filter(id=thread.id).update(status=Thread.Status.RESPONDING)

@@ -10,6 +10,7 @@ Slow I/O (the model) never runs inside a database transaction.
 import json
 import logging
 import os
+import threading
 import time
 from collections.abc import Callable
 from contextlib import closing
@@ -176,7 +177,13 @@ def deployment_client(option: ModelOption) -> ModelClient:
     by the settings and environment that shape it. (An organization's own key
     is never kept here.)"""
     shape = tuple(getattr(settings, name, None) for name in _CLIENT_SETTINGS)
-    return _client_of(option.id, shape + tuple(os.environ.get(name) for name in _CLIENT_ENVIRONMENT))
+    # Locked: lru_cache does not hold concurrent misses back, and a worker's
+    # threads (Celery's threads pool) starting together would each build one.
+    with _CLIENT_LOCK:
+        return _client_of(option.id, shape + tuple(os.environ.get(name) for name in _CLIENT_ENVIRONMENT))
+
+
+_CLIENT_LOCK = threading.Lock()
 
 
 def run_turn(turn_id: UUID, *, client: ModelClient | None = None, clock: Callable[[], float] = time.monotonic):

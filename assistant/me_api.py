@@ -3,10 +3,10 @@
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
-from rest_framework.response import Response
 
+from config.downloads import download_response
 from organizations.api import ORGANIZATION_PARAMETER, MemberAPIView
-from organizations.personal_data import export_user
+from organizations.personal_data import export_user_stream
 
 
 class MyExportView(MemberAPIView):
@@ -17,10 +17,11 @@ class MyExportView(MemberAPIView):
         "looked at the person's data, never who). A JSON attachment.",
     )
     def get(self, request):
-        document = export_user(self.member)
+        # Streamed as it is read, like the staff exports: memory holds a few
+        # conversations at a time, not the document (which grows with the person's history).
         filename = f"personal-data-{self.member.organization_slug or self.member.organization_id}-" \
             f"{timezone.now():%Y%m%d}.json"
-        response = Response(document)
-        response["Content-Disposition"] = f'attachment; filename="{filename}"'
+        response = download_response(request, export_user_stream(self.member), content_type="application/json",
+                                     filename=filename)
         response["Cache-Control"] = "no-store"
         return response

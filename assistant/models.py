@@ -71,6 +71,10 @@ class Turn(models.Model):
         indexes = [
             models.Index(fields=["status", "created_at"], name="turn_status_created"),
             models.Index(fields=["status", "started_at"], name="turn_status_started"),
+            # The admin's changelist (newest first) and the turns export of a period,
+            # for everyone or one organization: a range of the index, not a scan of all turns.
+            models.Index(fields=["created_at"], name="turn_created"),
+            models.Index(fields=["organization", "created_at"], name="turn_org_created"),
         ]
 
     def __str__(self):
@@ -129,6 +133,11 @@ class ActionCard(models.Model):
         indexes = [
             models.Index(fields=["status", "expires_at"], name="card_status_expiry"),
             models.Index(fields=["thread", "event_delivered_at"], name="card_thread_events"),
+            models.Index(fields=["created_at"], name="card_created"),  # the admin's list, newest first
+            # The interrupted-card sweep (cards_mark_interrupted) reads only the
+            # confirmed cards without an outcome: a handful, whatever the table's size.
+            models.Index(fields=["decided_at"], name="card_confirmed_no_outcome",
+                         condition=models.Q(status="confirmed", result__isnull=True)),
         ]
 
     def __str__(self):

@@ -8,13 +8,18 @@ most as long as it asked and gets `PAUSE` when nothing came, so it can write
 the pending text on time.
 
 The helper thread does network I/O only, never the database: all writes stay
-on the loop's thread (one connection, the exact query counts).
+on the loop's thread (one connection, the exact query counts). Before each
+wait the loop's thread gives its connection back to the pool
+(`release_connection`): a worker's hundreds of turns, waiting on their models,
+hold no database connection; a write takes one for its moment.
 """
 
 import queue
 import threading
 from collections.abc import Callable, Iterator
 from typing import Final
+
+from django.db import connection
 
 from assistant.clients.base import StreamEvent
 
@@ -33,20 +38,32 @@ class _Failed:
         self.error = error
 
 
+def release_connection() -> None:
+    """This thread's database connection back to its pool (PostgreSQL's, see
+    config.settings), unless a transaction holds it. Without a pool (SQLite)
+    the connection is kept: closing it would only cost a reconnect."""
+    if getattr(connection, "pool", None) is not None and not connection.in_atomic_block:
+        connection.close()
+
+
 def paced(
-    stream: Callable[[], Iterator[StreamEvent]], wait_seconds: Callable[[], float | None]
+    stream: Callable[[], Iterator[StreamEvent]], wait_seconds: Callable[[], float | None],
+    idle: Callable[[], None] = release_connection,
 ) -> Iterator[StreamEvent | _Pause]:
     """The events of `stream()`, and PAUSE whenever `wait_seconds()` (None:
-    wait for the next event) passed without one. An exception of the stream is
-    raised here, on the caller's thread. Closing this generator tells the
-    helper thread to stop at its next event (a read it is blocked in ends with
-    the SDK's own timeout)."""
+    wait for the next event) passed without one. `idle()` runs before each
+    wait that has nothing in hand. An exception of the stream is raised here,
+    on the caller's thread. Closing this generator tells the helper thread to
+    stop at its next event (a read it is blocked in ends with the SDK's own
+    timeout)."""
     events: queue.Queue = queue.Queue()
     stop = threading.Event()
     reader = threading.Thread(target=_read, args=(stream, events, stop), name="model-stream", daemon=True)
     reader.start()
     try:
         while True:
+            if events.empty():
+                idle()
             try:
                 item = events.get(timeout=wait_seconds())
             except queue.Empty:

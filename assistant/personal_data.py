@@ -6,6 +6,8 @@ they added (hint only). Erased: their cards. Kept, without the person: turns
 the organization's: their author is set null).
 """
 
+from collections.abc import Iterator
+
 from django.db.models import Prefetch
 
 from assistant.cards import thread_cards_json
@@ -20,12 +22,17 @@ from organizations.personal_data import iso
 PREFETCHED_CARDS = "exported_cards"
 
 
-def export_cards(member: Member) -> list[dict]:
+# Sections are iterators read in chunks, so the streamed export (GET
+# /api/me/export) holds a chunk, not all of a person's cards or turns.
+CHUNK = 500
+
+
+def export_cards(member: Member) -> Iterator[dict]:
     cards = cards_of(member).select_related("tool_call").order_by("created_at", "id")
-    return [
+    return (
         {**card_json(card), "turnId": str(card.turn_id) if card.turn_id else None, "createdAt": iso(card.created_at)}
-        for card in cards
-    ]
+        for card in cards.iterator(chunk_size=CHUNK)
+    )
 
 
 def prefetch_thread_cards(member: Member) -> Prefetch:
@@ -47,8 +54,8 @@ def conversation_cards_json(thread: Thread) -> list[dict]:
     return [card_json(card) for card in cards]
 
 
-def export_turns(member: Member) -> list[dict]:
-    return [
+def export_turns(member: Member) -> Iterator[dict]:
+    return (
         {
             "id": str(turn.id), "conversationId": str(turn.thread_id) if turn.thread_id else None,
             "status": turn.status, "failureKind": turn.failure_kind or None, "model": turn.model_option,
@@ -58,8 +65,8 @@ def export_turns(member: Member) -> list[dict]:
             "reservedMicros": turn.reserved_micros, "costMicros": turn.cost_micros,
             "createdAt": iso(turn.created_at), "startedAt": iso(turn.started_at), "finishedAt": iso(turn.finished_at),
         }
-        for turn in turns_of(member).order_by("created_at", "id")
-    ]
+        for turn in turns_of(member).order_by("created_at", "id").iterator(chunk_size=CHUNK)
+    )
 
 
 def export_provider_keys(member: Member) -> list[dict]:
@@ -76,7 +83,7 @@ def erase_cards(user, batch_size: int) -> int:
     ids = list(
         ActionCard.objects.filter(user=user)
         .exclude(thread__status=Thread.Status.RESPONDING)
-        .order_by("pk")
+        .order_by()  # the person's index, not a walk of every card's key (see delete_in_order)
         .values_list("pk", flat=True)[:batch_size]
     )
     return ActionCard.objects.filter(pk__in=ids).delete()[0] if ids else 0
@@ -86,7 +93,7 @@ def anonymize_turns(user, batch_size: int) -> int:
     """Finished turns keep their costs without the person."""
     ids = list(
         Turn.objects.filter(user=user, status__in=ENDED_STATUSES)
-        .order_by("pk")
+        .order_by()
         .values_list("pk", flat=True)[:batch_size]
     )
     return Turn.objects.filter(pk__in=ids).update(user=None) if ids else 0

@@ -10,6 +10,9 @@ from assistant import loop
 _TURN_LIMIT = settings.ASSISTANT_TURN_SECONDS
 
 
+# The time limits act only in a prefork pool (`WORKER_POOL=prefork`): Celery's
+# threads pool, the default (scripts/serve.sh), has none. The turn's own bound
+# (ASSISTANT_TURN_SECONDS) is the loop's, checked while it waits on the model.
 @shared_task(
     name="assistant.run_turn",
     acks_late=True,

@@ -15,6 +15,9 @@ os.environ.setdefault("EMAIL_BACKEND", "django.core.mail.backends.locmem.EmailBa
 # Named, as production must (DEBUG is off here): the worker processes the tests
 # start would refuse the demo model otherwise.
 os.environ.setdefault("ASSISTANT_MODEL", "offline")
+# On PostgreSQL: a race's threads (tests/races.py, up to 32) each keep a
+# connection for the whole race; a pool that large keeps them all racing at once.
+os.environ.setdefault("DATABASE_POOL_SIZE", "40")
 
 from config.settings import *  # noqa: E402,F403
 from config.settings import DATABASES, RUN_DIR  # noqa: E402

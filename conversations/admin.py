@@ -15,12 +15,12 @@ from django.contrib import admin
 from django.contrib.admin.templatetags.admin_urls import add_preserved_filters
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
-from django.db.models import Count, Prefetch
+from django.db.models import Prefetch
 from django.urls import reverse
 from django.utils.html import format_html_join
 from django.utils.safestring import mark_safe
 
-from config.admin import ViewOnlyAdminMixin
+from config.admin import ScaledChangeList, ViewOnlyAdminMixin, chosen_only_filter
 from conversations.models import Message, Thread, ToolCall
 from organizations.access_log import Kind
 from organizations.admin import RecordsStaffAccess
@@ -78,12 +78,13 @@ class MessageInline(ViewOnlyAdminMixin, admin.TabularInline):
 
 
 @admin.register(Thread)
-class ThreadAdmin(RecordsStaffAccess, admin.ModelAdmin):
+class ThreadAdmin(ScaledChangeList, RecordsStaffAccess, admin.ModelAdmin):
     list_display = ["id", "organization", "user", "title", "status", "message_count", "last_activity_at"]
-    list_filter = ["status", "organization"]
+    list_filter = ["status", chosen_only_filter("organization", "organization")]
     list_select_related = ["organization", "user"]
-    search_fields = ["title", "user__username"]
-    search_help_text = "A conversation id (exact), words of its title, or its person's username."
+    search_fields = ["title", "user__username", "=organization__slug"]
+    search_help_text = ("A conversation id (exact), words of its title, its person's username or its "
+                        "organization's slug (exact).")
     ordering = ["-last_activity_at"]
     fields = ["id", "organization", "user", "title", "status", "message_count", "created_at", "updated_at",
               "last_activity_at"]
@@ -91,12 +92,11 @@ class ThreadAdmin(RecordsStaffAccess, admin.ModelAdmin):
     inlines = [MessageInline]
     staff_access_kind = Kind.CONVERSATION
 
-    def get_queryset(self, request):
-        return super().get_queryset(request).annotate(message_count=Count("messages"))
-
-    @admin.display(description="messages", ordering="message_count")
+    @admin.display(description="messages", ordering="next_seq")
     def message_count(self, thread):
-        return thread.message_count
+        # The thread's own counter: its messages are seqs 0 to next_seq - 1
+        # (every write path keeps it), so the page counts no message rows.
+        return thread.next_seq
 
     def get_search_results(self, request, queryset, search_term):
         # An id is matched exactly as a UUID: the text form of a UUID column

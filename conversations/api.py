@@ -8,6 +8,7 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.response import Response
+from rest_framework.utils.urls import replace_query_param
 
 from config.api_errors import ApiError, bad_request, conflict, not_found
 from config.openapi import errors
@@ -69,6 +70,36 @@ class ConversationPagination(PageNumberPagination):
         page_size["schema"].update(minimum=1, maximum=self.max_page_size)
         return [page, page_size]
 
+    def get_paginated_response_schema(self, schema):
+        described = super().get_paginated_response_schema(schema)
+        described["properties"]["count"].update(nullable=True, description="Null for a search (`q`): follow `next`.")
+        return described
+
+
+class SearchPagination(ConversationPagination):
+    """The pages of a search: the page's rows and one more to know whether a
+    next page exists. No COUNT: it would run the whole search a second time
+    for every page, so `count` is null and `next` says whether there is more."""
+
+    def paginate_queryset(self, queryset, request, view=None):
+        raw_page = request.query_params.get(self.page_query_param)
+        number = 1 if raw_page is None else query_number(raw_page, name=self.page_query_param, maximum=None)
+        size = self.get_page_size(request)
+        start = (number - 1) * size
+        rows = list(queryset[start:start + size + 1])
+        if not rows and number > 1:
+            raise not_found("Invalid page.")
+        self.request, self.number, self.has_more = request, number, len(rows) > size
+        return rows[:size]
+
+    def get_paginated_response(self, data):
+        url = self.request.build_absolute_uri()
+        nxt = replace_query_param(url, self.page_query_param, self.number + 1) if self.has_more else None
+        previous = None
+        if self.number > 1:
+            previous = replace_query_param(url, self.page_query_param, self.number - 1)
+        return Response({"count": None, "next": nxt, "previous": previous, "results": data})
+
 
 def query_number(raw: str, *, name: str, maximum: int | None) -> int:
     """A whole number from 1 (to `maximum`) written in ASCII digits, or 400."""
@@ -93,7 +124,8 @@ class ConversationListView(MemberAPIView):
         operation_id="conversations_list", parameters=[ORGANIZATION_PARAMETER, SEARCH_PARAMETER],
         responses=ConversationSummarySerializer(many=True),
         extensions=errors("invalid_page", "not_found", "query_too_long", "invalid_query"),
-        description="The person's conversations, most recent first. A page past the last one is 404 `not_found`.",
+        description="The person's conversations, most recent first. A page past the last one is 404 `not_found`. "
+        "A search (`q`) has no `count` (null): `next` says whether more pages follow.",
     )
     def get(self, request):
         query = request.query_params.get("q", "").strip()
@@ -102,8 +134,10 @@ class ConversationListView(MemberAPIView):
                               {"q": ["Too long."]})
         if "\x00" in query:  # PostgreSQL text can't hold it: refused here, not a 500 there
             raise bad_request("invalid_query", "The search can't contain a NUL character.", {"q": ["NUL character."]})
-        threads = selectors.thread_search(self.member, query) if query else selectors.thread_list(self.member)
-        paginator = self.pagination_class()
+        if query:
+            threads, paginator = selectors.thread_search(self.member, query), SearchPagination()
+        else:
+            threads, paginator = selectors.thread_list(self.member), self.pagination_class()
         page = paginator.paginate_queryset(threads, request, view=self)
         return paginator.get_paginated_response(ConversationSummarySerializer(page, many=True).data)
 

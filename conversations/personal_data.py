@@ -1,9 +1,9 @@
 """The conversations' part of a person's export and erasure (organizations.personal_data)."""
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
-from django.db.models import Prefetch
+from django.db.models import Prefetch, Q
 
 from conversations.models import Message, Thread, ToolCall
 from conversations.selectors import threads_of
@@ -25,14 +25,46 @@ def register_export_prefetch(name: str, fn: ExportPrefetch) -> None:
     _export_prefetches[name] = fn
 
 
-def export_conversations(member: Member) -> list[dict]:
+# Conversations exported per query batch: memory holds this many (with their
+# messages), however many the person has.
+EXPORT_BATCH_THREADS = 20
+
+
+def export_conversations(member: Member) -> Iterator[dict]:
     """Every conversation of the person, as the API shows it (with the extras
     other apps register, such as cards), plus what the API leaves out: each
-    message's order, turn and notice, each tool call's times. A fixed number
-    of queries, however many conversations."""
-    threads = (
-        threads_of(member)
-        .order_by("created_at", "id")
+    message's order, turn and notice, each tool call's times. Read
+    EXPORT_BATCH_THREADS at a time (a fixed number of queries per batch) and
+    yielded one by one, so the streamed export stays flat in memory."""
+    after: tuple | None = None
+    while True:
+        threads = _export_batch(member, after)
+        for thread in threads:
+            yield _exported_thread(thread)
+        if len(threads) < EXPORT_BATCH_THREADS:
+            return
+        after = (threads[-1].created_at, threads[-1].id)
+        _release(threads)
+
+
+def _release(threads: list[Thread]) -> None:
+    """Prefetching links each message to its thread (and each call to its
+    message) both ways: reference cycles that only the garbage collector frees,
+    at its own pace, so batches would pile up between its passes. Breaking the
+    links frees a batch as soon as the next one is read."""
+    for thread in threads:
+        for message in thread.messages.all():
+            message._prefetched_objects_cache.clear()
+        thread._prefetched_objects_cache.clear()
+        thread.__dict__.clear()
+
+
+def _export_batch(member: Member, after: tuple | None) -> list[Thread]:
+    threads = threads_of(member)
+    if after is not None:  # keyset: the next threads by (created_at, id)
+        threads = threads.filter(Q(created_at__gt=after[0]) | Q(created_at=after[0], id__gt=after[1]))
+    return list(
+        threads.order_by("created_at", "id")
         .prefetch_related(
             Prefetch(
                 "messages",
@@ -41,21 +73,21 @@ def export_conversations(member: Member) -> list[dict]:
                 ),
             ),
             *(prefetch(member) for prefetch in _export_prefetches.values()),
-        )
+        )[:EXPORT_BATCH_THREADS]
     )
-    exported = []
-    for thread in threads:
-        document = conversation_to_json(thread)
-        document["lastActivityAt"] = iso(thread.last_activity_at)
-        _add_client_document(document, thread)
-        for data, message in zip(document["messages"], thread.messages.all(), strict=True):
-            data.update(seq=message.seq, turnId=str(message.turn_id) if message.turn_id else None,
-                        notice=message.notice)
-            _add_client_document(data, message)
-            for call_data, call in zip(data["toolCalls"], message.tool_calls.all(), strict=True):
-                call_data.update(createdAt=iso(call.created_at), finishedAt=iso(call.finished_at))
-        exported.append(document)
-    return exported
+
+
+def _exported_thread(thread: Thread) -> dict:
+    document = conversation_to_json(thread)
+    document["lastActivityAt"] = iso(thread.last_activity_at)
+    _add_client_document(document, thread)
+    for data, message in zip(document["messages"], thread.messages.all(), strict=True):
+        data.update(seq=message.seq, turnId=str(message.turn_id) if message.turn_id else None,
+                    notice=message.notice)
+        _add_client_document(data, message)
+        for call_data, call in zip(data["toolCalls"], message.tool_calls.all(), strict=True):
+            call_data.update(createdAt=iso(call.created_at), finishedAt=iso(call.finished_at))
+    return document
 
 
 def _add_client_document(data: dict, row) -> None:
@@ -72,11 +104,14 @@ def erase_conversations(user, batch_size: int) -> int:
     (tool calls, then messages, then threads), in every organization. A thread
     that is responding is left until its turn ends (ErasureBlocked)."""
     erasable = Thread.objects.filter(user=user).exclude(status=Thread.Status.RESPONDING)
+    # Starting from the person's own conversations (a list of their ids), the
+    # messages and tool calls are found through their thread's index.
+    thread_ids = list(erasable.values_list("pk", flat=True))
     deleted = delete_in_order((
-        ToolCall.objects.filter(message__thread__in=erasable),
-        Message.objects.filter(thread__in=erasable),
-        erasable,
-    ), batch_size)
+        ToolCall.objects.filter(message__thread_id__in=thread_ids),
+        Message.objects.filter(thread_id__in=thread_ids),
+        Thread.objects.filter(pk__in=thread_ids),
+    ), batch_size) if thread_ids else 0
     if deleted >= batch_size:
         return deleted
     if Thread.objects.filter(user=user, status=Thread.Status.RESPONDING).exists():

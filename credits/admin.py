@@ -4,15 +4,18 @@ The one write staff have is "Grant credits", which goes through credits_grant
 and so leaves a ledger row naming them.
 """
 
+from datetime import UTC
+
 from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
+from django.db.models import Max, Min
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
-from config.admin import ViewOnlyAdminMixin
+from config.admin import ScaledChangeList, ViewOnlyAdminMixin, chosen_only_filter, drill_down
 from credits.models import CreditAccount, LedgerEntry
 from credits.money import credits_from_micros
 from credits.services import MAX_GRANT_CREDITS, credits_grant
@@ -85,8 +88,29 @@ class CreditAccountAdmin(ReadOnlyAdmin):
         return TemplateResponse(request, "admin/credits/grant.html", context)
 
 
+class AccountMonthFilter(admin.SimpleListFilter):
+    """The months from the ledger's first entry to its last (the two ends of
+    its created_at index), not a SELECT DISTINCT over every entry."""
+
+    title = "account month"
+    parameter_name = "account__month"
+
+    def lookups(self, request, model_admin):
+        ends = LedgerEntry.objects.aggregate(first=Min("created_at"), last=Max("created_at"))
+        if ends["first"] is None:
+            return []
+        first, last = (ends[end].astimezone(UTC) for end in ("first", "last"))
+        months = [(year, month) for year in range(first.year, last.year + 1) for month in range(1, 13)]
+        shown = [f"{year:04d}-{month:02d}" for year, month in months
+                 if (first.year, first.month) <= (year, month) <= (last.year, last.month)]
+        return [(month, month) for month in reversed(shown)]
+
+    def queryset(self, request, queryset):
+        return queryset.filter(account__month=self.value()) if self.value() else queryset
+
+
 @admin.register(LedgerEntry)
-class LedgerEntryAdmin(ReadOnlyAdmin):
+class LedgerEntryAdmin(ScaledChangeList, ReadOnlyAdmin):
     list_display = [
         "created_at",
         "account",
@@ -99,7 +123,11 @@ class LedgerEntryAdmin(ReadOnlyAdmin):
         "job",
         "reason",
     ]
-    list_filter = ["kind", "account__month", "account__organization"]
+    list_filter = ["kind", AccountMonthFilter, chosen_only_filter("account__organization", "organization")]
     search_fields = ["=turn_id", "reason", "job", "actor__username", "account__organization__slug"]
     list_select_related = ["account__organization", "actor"]
     date_hierarchy = "created_at"
+
+    def get_queryset(self, request):
+        # The date drill-down probes periods through the created_at index (config.admin.drill_down).
+        return drill_down(super().get_queryset(request))

@@ -94,6 +94,14 @@ class LedgerEntry(models.Model):
     class Meta:
         ordering = ["id"]
         verbose_name_plural = "ledger entries"
+        # The admin's date drill-down (its first and last entry, one probe per
+        # period): ranges of this index, never a sort of the ledger.
+        indexes = [
+            models.Index(fields=["created_at"], name="ledger_created"),
+            # An account's entries in order (the ledger export, the audit): a
+            # range of this index, not a walk of the whole ledger's key.
+            models.Index(fields=["account", "id"], name="ledger_account_in_order"),
+        ]
         constraints = [
             # Idempotency backstop (the services also check under the account
             # lock): a turn is reserved at most once and closed at most once.

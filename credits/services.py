@@ -85,7 +85,7 @@ def reservation_micros() -> int:
 
 
 def credits_reserve(
-    member: Member, *, turn_id: UUID, now: datetime | None = None, savepoint: bool = True
+    member: Member, *, turn_id: UUID, now: datetime | None = None, savepoint: bool = True, fresh: bool = False
 ) -> Reservation:
     """Take a turn's reservation from the organization's account of the month.
 
@@ -97,6 +97,8 @@ def credits_reserve(
     locked until that transaction ends, and a rollback there undoes the
     reservation. `savepoint=False` saves two queries for a caller whose
     transaction ends with a refusal anyway (it must not catch it and go on).
+    `fresh=True` saves one, the look for an earlier reservation of the turn,
+    for a caller that made `turn_id` itself just now (uuid4: none can exist).
     """
     now = now or timezone.now()
     needed = reservation_micros()
@@ -107,7 +109,7 @@ def credits_reserve(
         account = _locked_account(
             member.organization_id, current_month(now), now=now, actor_id=member.user_id
         )
-        existing = _reserve_entry(turn_id)
+        existing = None if fresh else _reserve_entry(turn_id)
         if existing is not None:
             return Reservation(month=existing.account.month, micros=existing.reserved_delta)
         check_covers(account, needed)

@@ -206,6 +206,8 @@ class ApiToken(AbstractAuthToken):
 
     class Meta:
         ordering = ["-created"]
+        # The expired-token purge reads the expired ones only.
+        indexes = [models.Index(fields=["expiry"], name="apitoken_expiry")]
 
     @property
     def prefix(self) -> str:

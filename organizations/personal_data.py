@@ -19,12 +19,14 @@ SET_NULL (turns, ledger entries), so they stay with their costs and without
 the person.
 """
 
-from collections.abc import Callable, Iterable
+import json
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from django.contrib.auth import get_user_model
+from django.core.serializers.json import DjangoJSONEncoder
 from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
@@ -99,17 +101,46 @@ def _ordered_erasers() -> list[_Registered]:
 
 def export_user(member: Member) -> dict:
     """Everything of the person in the member's organization, as one JSON-able document."""
+    document = _export_head(member)
+    for name, fn in _exporters.items():
+        section = fn(member)
+        document[name] = list(section) if isinstance(section, Iterator) else section
+    return document
+
+
+def export_user_stream(member: Member) -> Iterator[str]:
+    """The same document as export_user, as JSON text written section by
+    section: a section whose exporter returns an iterator (the conversations, a
+    few at a time) is written item by item, so memory holds one batch, never
+    the whole document."""
+    head = _export_head(member)
+    yield "{" + ", ".join(f"{json.dumps(key)}: {_json(value)}" for key, value in head.items())
+    for name, fn in _exporters.items():
+        section = fn(member)
+        yield f", {json.dumps(name)}: "
+        if not isinstance(section, Iterator):
+            yield _json(section)
+            continue
+        yield "["
+        for position, item in enumerate(section):
+            yield ("" if position == 0 else ", ") + _json(item)
+        yield "]"
+    yield "}\n"
+
+
+def _json(value) -> str:
+    return json.dumps(value, cls=DjangoJSONEncoder, ensure_ascii=False)
+
+
+def _export_head(member: Member) -> dict[str, Any]:
     user = get_user_model().objects.get(pk=member.user_id)
     organization = Organization.objects.get(pk=member.organization_id)
-    document: dict[str, Any] = {
+    return {
         "format": EXPORT_FORMAT,
         "exportedAt": iso(timezone.now()),
         "person": person_json(user, member),
         "organization": {"id": organization.id, "slug": organization.slug, "name": organization.name},
     }
-    for name, fn in _exporters.items():
-        document[name] = fn(member)
-    return document
 
 
 def export_person(user) -> list[dict]:
@@ -174,11 +205,16 @@ def erase_user(user, batch_size: int) -> ErasureProgress:
 
 def delete_in_order(querysets: Iterable[QuerySet], batch_size: int) -> int:
     """An eraser's usual body: delete up to `batch_size` rows of the querysets,
-    by primary key, taking them in order (the rows that point at others first),
-    and stop once the batch is full. Returns what Django deleted."""
+    taking them in order (the rows that point at others first), and stop once
+    the batch is full. Returns what Django deleted.
+
+    Within a queryset the rows come in no particular order: an ORDER BY pk
+    would walk the whole table's primary key (random UUIDs) checking each row's
+    owner, where the person's own index (their threads, their user id) finds
+    just theirs."""
     deleted = 0
     for rows in querysets:
-        ids = list(rows.order_by("pk").values_list("pk", flat=True)[: batch_size - deleted])
+        ids = list(rows.order_by().values_list("pk", flat=True)[: batch_size - deleted])
         if ids:
             deleted += rows.model.objects.filter(pk__in=ids).delete()[0]
         if deleted >= batch_size:

@@ -17,7 +17,9 @@ pids=()
 cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; wait 2>/dev/null || true; }
 trap cleanup EXIT INT TERM
 
-.venv/bin/celery -A config worker --beat --loglevel=WARNING --concurrency=2 \
+# Turns run as threads (as in production, scripts/serve.sh); SQLite takes one
+# writer at a time, so fewer of them than on PostgreSQL.
+.venv/bin/celery -A config worker --beat --loglevel=WARNING --pool=threads --concurrency=20 \
   --schedule=.run/celerybeat-schedule >.run/worker.log 2>&1 &
 pids+=($!)
 echo "Celery worker and beat started (log: .run/worker.log)."

@@ -36,9 +36,13 @@ web() {
 }
 
 worker() {
-  # WORKER_CONCURRENCY turns at once per worker process (one slot per running turn).
-  exec "$VENV/bin/celery" -A config worker --loglevel="${LOG_LEVEL:-INFO}" \
-    --concurrency="${WORKER_CONCURRENCY:-4}" --hostname="${WORKER_NAME:-worker}@%h" --without-gossip ${WORKER_OPTIONS:-}
+  # WORKER_CONCURRENCY turns at once in ONE process, a thread each (Celery's
+  # threads pool): a turn spends its time waiting on the model's HTTP stream,
+  # which a thread does as well as a process for a fraction of the memory.
+  # While it waits it holds no database connection (the PostgreSQL pool of
+  # DATABASE_POOL_SIZE connections is shared by the process's threads).
+  exec "$VENV/bin/celery" -A config worker --loglevel="${LOG_LEVEL:-INFO}" --pool="${WORKER_POOL:-threads}" \
+    --concurrency="${WORKER_CONCURRENCY:-200}" --hostname="${WORKER_NAME:-worker}@%h" --without-gossip ${WORKER_OPTIONS:-}
 }
 
 beat() {

@@ -40,13 +40,15 @@ def worker_environment(**extra: str) -> dict[str, str]:
 
 
 @contextmanager
-def celery_worker(*, name: str = "w1", log_path: Path | None = None, queues: str = "", **env: str):
-    """A worker process (one child), stopped at the end. Yields the Popen.
+def celery_worker(*, name: str = "w1", log_path: Path | None = None, queues: str = "", concurrency: int = 4,
+                  **env: str):
+    """A worker process, stopped at the end. Yields the Popen. Its pool is the
+    production one (scripts/serve.sh): `concurrency` threads in one process.
     `queues`: comma-separated queues to consume instead of the default one."""
     log_path = log_path or Path(settings.RUN_DIR) / f"worker-{name}-{os.getpid()}.log"
     with open(log_path, "wb") as log:
         process = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "config", "worker", "--pool=prefork", "--concurrency=1",
+            [sys.executable, "-m", "celery", "-A", "config", "worker", "--pool=threads", f"--concurrency={concurrency}",
              "--loglevel=INFO", f"--hostname={name}@%h", "--without-gossip", "--without-mingle",
              "--without-heartbeat", *(["--queues", queues] if queues else [])],
             cwd=PROJECT, env=worker_environment(**env), stdout=log, stderr=subprocess.STDOUT,

@@ -10,7 +10,7 @@ from functools import wraps
 
 from django import forms
 from django.contrib import messages
-from django.http import Http404, StreamingHttpResponse
+from django.http import Http404
 from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.utils.translation import gettext as _
@@ -28,6 +28,7 @@ from assistant.org_models import (
     provider_key_remove,
     provider_key_save,
 )
+from config.downloads import download_response
 from credits.money import credits_from_micros, current_month
 from organizations.members import Member
 from organizations.models import Membership, Organization, OrganizationChange
@@ -263,6 +264,5 @@ def usage_csv(request):
     admin_only(request.member)
     organization = Organization.objects.get(pk=request.member.organization_id)
     table = exports.usage_table(organization, current_month(timezone.now()))
-    response = StreamingHttpResponse(exports.stream(table, "csv"), content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{table.name}.csv"'
-    return response
+    return download_response(request, exports.stream(table, "csv"), content_type="text/csv; charset=utf-8",
+                             filename=f"{table.name}.csv")

@@ -1,38 +1,43 @@
 """The workspace's part of a person's export and erasure (organizations.personal_data):
 their notes, the e-mails they sent, the messages they received."""
 
+from collections.abc import Iterator
+
 from organizations.members import Member
 from organizations.personal_data import delete_in_order, iso
 from workspace.models import InboxMessage, Note, SentEmail
 
+# Iterators read in chunks: the streamed export holds a chunk of each section at a time.
+CHUNK = 500
 
-def export_notes(member: Member) -> list[dict]:
+
+def export_notes(member: Member) -> Iterator[dict]:
     notes = Note.objects.filter(organization_id=member.organization_id, owner_id=member.user_id).order_by("id")
-    return [
+    return (
         {"id": note.id, "title": note.title, "body": note.body, "createdAt": iso(note.created_at),
          "updatedAt": iso(note.updated_at)}
-        for note in notes
-    ]
+        for note in notes.iterator(chunk_size=CHUNK)
+    )
 
 
-def export_sent_emails(member: Member) -> list[dict]:
+def export_sent_emails(member: Member) -> Iterator[dict]:
     emails = SentEmail.objects.filter(organization_id=member.organization_id, sender_id=member.user_id).order_by("id")
-    return [
+    return (
         {"id": email.id, "from": email.from_address, "to": email.to, "subject": email.subject, "body": email.body,
          "sentAt": iso(email.sent_at)}
-        for email in emails
-    ]
+        for email in emails.iterator(chunk_size=CHUNK)
+    )
 
 
-def export_inbox(member: Member) -> list[dict]:
+def export_inbox(member: Member) -> Iterator[dict]:
     messages = InboxMessage.objects.filter(
         organization_id=member.organization_id, recipient_id=member.user_id
     ).order_by("id")
-    return [
+    return (
         {"id": message.id, "sender": message.sender, "subject": message.subject, "body": message.body,
          "receivedAt": iso(message.received_at)}
-        for message in messages
-    ]
+        for message in messages.iterator(chunk_size=CHUNK)
+    )
 
 
 def erase_workspace(user, batch_size: int) -> int:

@@ -21,6 +21,7 @@ from organizations.models import Membership, StaffAccess
 from tests.admin.conftest import logged_in, make_staff
 from tests.admin.test_personal_data import ERASE, export_action, thread_with_a_card
 from tests.admin.test_turns_admin import make_turn
+from tests.streamed import streamed_json
 
 pytestmark = pytest.mark.django_db
 
@@ -237,11 +238,11 @@ def test_the_persons_export_lists_their_staff_accesses_without_the_staff_member(
     export_action(root_client, owner.user)
 
     mine = owner.client.get("/api/me/export")
-    colleagues = colleague.client.get("/api/me/export").json()["staffAccesses"]
-    outsiders = outsider.client.get("/api/me/export").json()["staffAccesses"]
+    colleagues = streamed_json(colleague.client.get("/api/me/export"))["staffAccesses"]
+    outsiders = streamed_json(outsider.client.get("/api/me/export"))["staffAccesses"]
 
     assert mine.status_code == 200
-    accesses = mine.json()["staffAccesses"]
+    accesses = streamed_json(mine)["staffAccesses"]
     assert [(a["what"], a["objectId"]) for a in accesses] == [("export", None), ("conversation", str(thread.pk))]
     assert all(set(a) == {"at", "what", "objectId"} for a in accesses)
     assert accesses[1]["at"] == StaffAccess.objects.get(object_id=str(thread.pk)).at.isoformat()
@@ -258,7 +259,7 @@ def test_the_export_of_a_person_in_another_organization_holds_only_that_organiza
     browser.force_login(owner.user)
     response = browser.get("/api/me/export", HTTP_X_ORGANIZATION="globex")
 
-    assert response.status_code == 200 and response.json()["staffAccesses"] == []
+    assert response.status_code == 200 and streamed_json(response)["staffAccesses"] == []
 
 
 def test_anonymous_gets_no_export(anonymous):

@@ -23,10 +23,11 @@ pytestmark = pytest.mark.django_db(transaction=True)
 # BEGIN (IMMEDIATE on SQLite) and COMMIT of a transaction: Django counts them.
 TRANSACTION = 2
 # Lock the thread, cards to deliver, the message and the thread's counters and
-# status, the reservation (account, idempotency check, account, ledger), the turn.
+# status, the reservation (account, account, ledger: the turn id is new, so no
+# look for an earlier reservation of it), the turn.
 # The organization's model choice and the person's monthly cap (issue 15) come
 # with the guard's membership query (Member.terms), which the request runs anyway.
-SUBMISSION = 9 + TRANSACTION
+SUBMISSION = 8 + TRANSACTION
 # A Member made without the guard's terms (a worker, a script) reads them: the
 # model choice and the cap, one query each.
 TERMS_READ = 2

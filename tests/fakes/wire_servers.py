@@ -29,6 +29,7 @@ class Reply:
     # (a model composing a long tool input); WireServer.pausing is set meanwhile.
     pause_after: int = 0
     pause: float = 0.0
+    interval: float = 0.0  # seconds between pieces (chunk_size): a model that streams slowly
 
 
 @dataclass
@@ -42,13 +43,17 @@ class RecordedRequest:
         return json.loads(self.body)
 
 
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 512  # hundreds of turns connecting at once (bench/turns.py)
+
+
 class WireServer:
     def __init__(self) -> None:
         self.requests: list[RecordedRequest] = []
         self.pausing = threading.Event()
         self._replies: list[Reply] = []
         self._lock = threading.Lock()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        self._httpd = _Server(("127.0.0.1", 0), _handler_for(self))
         # A short poll interval: shutdown() waits for it, once per test.
         self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.02,), daemon=True)
 
@@ -111,6 +116,8 @@ def _handler_for(server: WireServer) -> type[BaseHTTPRequestHandler]:
             size = reply.chunk_size or len(body) or 1
             try:
                 for start in range(0, len(body), size):
+                    if start and reply.interval:
+                        time.sleep(reply.interval)
                     self.wfile.write(body[start : start + size])
                     self.wfile.flush()
             except (BrokenPipeError, ConnectionResetError):

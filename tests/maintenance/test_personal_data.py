@@ -22,6 +22,7 @@ from organizations.models import ApiToken, Membership, PersonSession
 from organizations.personal_data import erase_user, export_user
 from tests.fakes.scripted import ScriptedClient, call, say
 from tests.maintenance.conftest import queued_turn, running_turn
+from tests.streamed import streamed_json, streamed_text
 from workspace.models import InboxMessage, Note, SentEmail
 
 PRICED = "bedrock-claude-haiku-4-5"  # $1 in / $5 out per million tokens: a scripted step costs 200 micros
@@ -107,7 +108,8 @@ def test_the_export_holds_everything_the_person_sees_through_the_api(owner, coll
     assert response.status_code == 200
     assert response["Content-Disposition"].startswith('attachment; filename="personal-data-acme-')
     assert response["Content-Disposition"].endswith('.json"')
-    export = json.loads(response.content)
+    text = streamed_text(response)
+    export = json.loads(text)
     assert export["person"]["username"] == "olivia" and export["organization"]["slug"] == "acme"
 
     by_id = {c["id"]: c for c in export["conversations"]}
@@ -133,7 +135,7 @@ def test_the_export_holds_everything_the_person_sees_through_the_api(owner, coll
     assert [m["body"] for m in export["inbox"]] == ["olivia third-party text"]
     assert [m["body"] for m in export["sentEmails"]] == ["olivia sent body"]
     assert [k["hint"] for k in export["providerKeys"]] == ["…cdef"]
-    assert "sealed" not in json.dumps(export["providerKeys"]) and "colin" not in response.content.decode()
+    assert "sealed" not in json.dumps(export["providerKeys"]) and "colin" not in text
 
 
 def test_colleague_and_outsider_export_only_their_own_and_anonymous_gets_401(owner, colleague, outsider,
@@ -142,10 +144,11 @@ def test_colleague_and_outsider_export_only_their_own_and_anonymous_gets_401(own
     for person in (colleague, outsider):
         response = person.client.get("/api/me/export")
         assert response.status_code == 200
-        body = response.json()
+        text = streamed_text(response)
+        body = json.loads(text)
         assert body["organization"]["id"] == person.organization.id
         assert body["conversations"] == body["cards"] == body["turns"] == body["notes"] == []
-        assert "olivia" not in response.content.decode()
+        assert "olivia" not in text
     assert anonymous.get("/api/me/export").status_code == 401
 
 
@@ -155,7 +158,7 @@ def test_the_export_is_of_the_active_organization_only(owner, globex):
     session = APIClient()  # the header chooses for a session; a token acts in its own organization
     session.force_login(owner.user)
     response = session.get("/api/me/export", HTTP_X_ORGANIZATION="globex")
-    assert response.status_code == 200 and response.json()["notes"] == []
+    assert response.status_code == 200 and streamed_json(response)["notes"] == []
     assert session.get("/api/me/export").json()["code"] == "organization_required"
 
 
@@ -356,3 +359,29 @@ def test_a_session_row_decodes_through_the_engines_store(owner):
     row = PersonSession.objects.get(session_key=browser.session.session_key)
 
     assert row.get_decoded()[SESSION_KEY] == str(owner.user.pk)
+
+
+def test_the_personal_export_is_streamed_a_batch_of_conversations_at_a_time(owner, colleague, monkeypatch):
+    from conversations import personal_data as conversations_export
+    from tests.conversations.factories import BASE_TIME, make_thread
+
+    monkeypatch.setattr(conversations_export, "EXPORT_BATCH_THREADS", 2)
+    # Two share a created_at: the keyset (created_at, id) must neither skip nor repeat one.
+    moments = [BASE_TIME, BASE_TIME, BASE_TIME + timedelta(hours=1), BASE_TIME + timedelta(hours=2),
+               BASE_TIME + timedelta(hours=3)]
+    made = [make_thread(owner, title=f"t{i}", updated_at=moment, messages=2) for i, moment in enumerate(moments)]
+    make_thread(colleague, title="not mine", messages=1)
+    read = []
+    monkeypatch.setattr(conversations_export, "_exported_thread",
+                        lambda thread, wrapped=conversations_export._exported_thread: read.append(thread.id)
+                        or wrapped(thread))
+
+    response = owner.client.get("/api/me/export")
+
+    assert response.status_code == 200 and response.streaming
+    assert read == []  # nothing is read before the body is sent
+    streamed = streamed_json(response)
+    expected = sorted(made, key=lambda thread: (thread.created_at, thread.id))
+    assert [c["id"] for c in streamed["conversations"]] == [str(thread.id) for thread in expected]
+    whole = export_user(owner.member)
+    assert {**streamed, "exportedAt": None} == json.loads(json.dumps({**whole, "exportedAt": None}))

@@ -13,6 +13,7 @@ from rest_framework.test import APIClient
 
 from organizations.models import ApiToken, Membership, Organization
 from organizations.tokens import create_token
+from tests.streamed import streamed_json
 
 CREDITS_URL = "/api/credits"
 EXPORT_URL = "/api/me/export"  # names the organization it was made in
@@ -22,7 +23,7 @@ LIST_URL = "/api/conversations"
 def acting_in(client, **headers) -> str:
     response = client.get(EXPORT_URL, **headers)
     assert response.status_code == 200, response.content
-    return response.json()["organization"]["slug"]
+    return streamed_json(response)["organization"]["slug"]
 
 
 def api_client(header: str) -> APIClient:

@@ -17,6 +17,7 @@ from django.test import Client
 from conversations.models import Message, Thread
 from surfaces.ai_memory.ids import message_uuid
 from tests.conversations.factories import BASE_TIME, iso, make_thread
+from tests.streamed import streamed_json
 
 EPOCH_MS = int(BASE_TIME.timestamp() * 1000)
 
@@ -338,7 +339,7 @@ def test_delete_while_responding_is_409(owner):
 
 def test_the_persons_export_carries_the_clients_own_ids_and_fields(owner):
     owner.client.put(url("conv-9"), client_document("conv-9"), format="json")
-    exported = owner.client.get("/api/me/export").json()["conversations"]
+    exported = streamed_json(owner.client.get("/api/me/export"))["conversations"]
     assert exported[0]["clientId"] == "conv-9"
     assert exported[0]["clientDocument"]["widget"] == client_document()["widget"]
     assert exported[0]["messages"][0]["clientId"] == "msg-1"

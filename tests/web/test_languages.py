@@ -14,6 +14,7 @@ from django.utils import translation
 from assistant.loop import CANCELLED_NOTICE
 from conversations.models import Message
 from organizations.models import PersonPreferences
+from tests.streamed import streamed_json
 from tests.web.conftest import make_conversation, web_client
 
 pytestmark = pytest.mark.django_db
@@ -142,9 +143,9 @@ def test_the_engines_notices_are_shown_in_the_persons_language(owner, owner_web)
 
 
 def test_the_export_says_the_chosen_language(owner, owner_web):
-    assert owner.client.get("/api/me/export").json()["person"]["language"] is None
+    assert streamed_json(owner.client.get("/api/me/export"))["person"]["language"] is None
     choose(owner_web, "fr")
-    assert owner.client.get("/api/me/export").json()["person"]["language"] == "fr"
+    assert streamed_json(owner.client.get("/api/me/export"))["person"]["language"] == "fr"
 
 
 def test_the_api_keeps_its_codes_whatever_the_language(owner):

@@ -1,0 +1,77 @@
+"""The plans that keep the periodic jobs and the exports flat with the
+deployment's size (issue 23, `make bench-scale`): each reads its own index,
+never every tenant's rows. PostgreSQL only; the tables are tiny here, so
+sequential scans are turned off to ask which index the planner *can* use."""
+
+from datetime import timedelta
+
+import pytest
+from django.db import connection, transaction
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+
+from assistant import exports
+from assistant.cards import cards_mark_interrupted
+from assistant.models import ActionCard
+from organizations.tokens import expired_tokens_purge
+from tests.conversations.factories import make_thread
+
+pytestmark = [pytest.mark.postgres_only, pytest.mark.django_db]
+
+
+@pytest.fixture(autouse=True)
+def _postgresql_only():
+    if connection.vendor != "postgresql":
+        pytest.skip("plans are PostgreSQL's")
+
+
+def explained(queryset) -> str:
+    sql, params = queryset.query.sql_with_params()
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_seqscan = off")
+        cursor.execute("EXPLAIN " + sql, params)
+        return "\n".join(row[0] for row in cursor.fetchall())
+
+
+def plans_of(run) -> str:
+    """EXPLAIN of every statement `run` sends (SELECT, UPDATE, DELETE), in a
+    transaction rolled back."""
+    with CaptureQueriesContext(connection) as captured:
+        run()
+    explained = []
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_seqscan = off")
+        for query in captured.captured_queries:
+            if query["sql"].lstrip().upper().startswith(("SELECT", "UPDATE", "DELETE")):
+                cursor.execute("EXPLAIN " + query["sql"])
+                explained.append("\n".join(row[0] for row in cursor.fetchall()))
+        transaction.set_rollback(True)
+    assert explained, "the job sent no statement"
+    return "\n\n".join(explained)
+
+
+def test_the_interrupted_card_sweep_reads_its_partial_index(owner):
+    thread = make_thread(owner)
+    ActionCard.objects.create(organization=owner.organization, user=owner.user, thread=thread, tool_name="send_email",
+                              description="d", snapshot_hash="h", status=ActionCard.Status.CONFIRMED,
+                              expires_at=timezone.now(), decided_at=timezone.now() - timedelta(days=1),
+                              result={"sent": True})
+    plan = plans_of(cards_mark_interrupted)
+    assert "card_confirmed_no_outcome" in plan, plan
+
+
+def test_the_expired_token_purge_reads_the_expiry_index(owner):
+    plan = plans_of(expired_tokens_purge)
+    assert "apitoken_expiry" in plan, plan
+
+
+def test_the_turns_export_of_an_organization_reads_its_index(owner):
+    now = timezone.now()
+    plan = explained(exports.turns_of_period(start=now - timedelta(days=7), end=now, organization=owner.organization))
+    assert "turn_org_created" in plan, plan
+
+
+def test_the_turns_export_of_everyone_reads_the_date_index(owner):
+    now = timezone.now()
+    plan = explained(exports.turns_of_period(start=now - timedelta(days=7), end=now))
+    assert "turn_created" in plan, plan
