@@ -16,7 +16,7 @@ from rest_framework import renderers, serializers, status
 from rest_framework.response import Response
 from sse_starlette.event import ServerSentEvent
 
-from assistant import chat, chat_reply, events_schema, live, progress, selectors, service, turns
+from assistant import chat, chat_reply, events_schema, live, page_context, progress, selectors, service, turns
 from assistant.models import Turn
 from config.api_errors import ApiError, bad_request, conflict, not_found
 from config.openapi import errors
@@ -38,6 +38,19 @@ WHITESPACE = r"\t\n\u000b\f\r \u001c-\u001f\u0085\u00a0\u1680\u2000-\u200a\u2028
 NOT_BLANK_WITHOUT_NUL = rf"^[{WHITESPACE}]*[^{WHITESPACE}\u0000][^\u0000]*$"
 
 
+class PageContextSerializer(StrictSerializer):
+    id = StrictCharField(max_length=page_context.MAX_ID_CHARS, help_text="The object's id, as the host page has it.")
+
+    def get_fields(self):
+        # The kinds the toolsets declare (settings.ASSISTANT_TOOLSETS), read when
+        # first used rather than at import: the schema lists exactly them.
+        fields = super().get_fields()
+        fields["kind"] = serializers.ChoiceField(
+            choices=page_context.context_kinds(), help_text="A kind of object the host product declares."
+        )
+        return fields
+
+
 class ChatRequestSerializer(StrictSerializer):
     # At least one character that is not whitespace, and no NUL (which the
     # database can't store). The pattern is the check itself, so the schema says
@@ -48,6 +61,10 @@ class ChatRequestSerializer(StrictSerializer):
     )
     conversationId = StrictUUIDField(  # noqa: N815
         required=False, allow_null=True, help_text="Omitted or null: a new conversation is created."
+    )
+    context = PageContextSerializer(
+        required=False, help_text="What the person has open in the product: checked against their rights "
+        "(404 `not_found`), told to the model as kind, id and title."
     )
 
 
@@ -82,10 +99,22 @@ class ChatView(MemberAPIView):
     def post(self, request):
         serializer = ChatRequestSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
+        context = resolved_context(self.member, serializer.validated_data.get("context"))
         return submitted_or_error(lambda: chat.chat_submit(
             self.member, message=serializer.validated_data["message"],
-            conversation_id=serializer.validated_data.get("conversationId"),
+            conversation_id=serializer.validated_data.get("conversationId"), context=context,
         ))
+
+
+def resolved_context(member, declared: dict | None) -> page_context.PageContext | None:
+    if declared is None:
+        return None
+    try:
+        return page_context.resolve_page_context(member, kind=declared["kind"], object_id=declared["id"])
+    except page_context.UnknownContextKind:  # the setting changed since validation
+        raise bad_request("invalid", "No such kind of context in this product.") from None
+    except page_context.ContextNotFound:
+        raise not_found("No such object among yours.") from None
 
 
 class EditRequestSerializer(StrictSerializer):

@@ -13,12 +13,15 @@ from uuid import UUID
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from assistant.cards import cards_restore, cards_withdraw, events_for_next_turn
 from assistant.history import history_bytes, load_history, uses_window
 from assistant.models import Turn
 from assistant.org_models import option_for_member
+from assistant.page_context import MARKER as PAGE_CONTEXT_MARKER
+from assistant.page_context import PageContext, render_page_context
 from conversations.models import Message, Thread
 from conversations.selectors import thread_get_for_member
 from conversations.services import ConversationBusy, message_append, thread_create
@@ -43,10 +46,13 @@ class SubmittedTurn:
     message_id: UUID
 
 
-def chat_submit(member: Member, *, message: str, conversation_id: UUID | None) -> SubmittedTurn:
+def chat_submit(member: Member, *, message: str, conversation_id: UUID | None,
+                context: PageContext | None = None) -> SubmittedTurn:
     """Raises ConversationNotFound, ConversationBusy, ConversationFull,
     MemberCapReached or CreditsExhausted (nothing written) or QueueUnavailable
-    (all undone); ImproperlyConfigured when the organization's model can't be used."""
+    (all undone); ImproperlyConfigured when the organization's model can't be used.
+    `context`: what the person has open (already resolved with their rights),
+    told to the model in an events block before the message."""
     option = option_for_member(member)
     enqueue_error: list[Exception] = []
     created_thread = conversation_id is None
@@ -60,6 +66,9 @@ def chat_submit(member: Member, *, message: str, conversation_id: UUID | None) -
         before = ThreadState.of(thread)
         if not created_thread:
             _deliver_card_events(member, thread, turn_id)
+        if context is not None:
+            message_append(member, thread=thread, role=Message.Role.EVENT, content=render_page_context(context),
+                           turn_id=turn_id)
         user_message = message_append(member, thread=thread, role=Message.Role.USER, content=message,
                                       turn_id=turn_id, responding=True)
         # No savepoint: a refusal ends this whole transaction (nothing written).
@@ -225,9 +234,11 @@ def chat_undo(*, turn_id: UUID, thread_id: UUID, restore: ThreadState | None) ->
         if turn is None:
             return False
         credits_release(turn_id=turn_id, reason="queue_unavailable", job="chat_submit")
-        # The events block stays: its cards are marked delivered, and the next
-        # turn of this thread must still see it.
-        Message.objects.filter(turn_id=turn_id).exclude(role=Message.Role.EVENT).delete()
+        # The card events block stays: its cards are marked delivered, and the
+        # next turn of this thread must still see it. A page context goes: the
+        # next message says again what is open then.
+        card_events = Q(role=Message.Role.EVENT) & ~Q(content__contains=PAGE_CONTEXT_MARKER)
+        Message.objects.filter(turn_id=turn_id).exclude(card_events).delete()
         turn.delete()
         if restore is None:
             Thread.objects.filter(id=thread_id).delete()

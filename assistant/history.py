@@ -18,10 +18,14 @@ from django.conf import settings
 from assistant.app_events import event_tool_names, neutralize
 from assistant.clients.base import AssistantReply, HistoryItem, ToolResult, ToolResults, ToolUse, UserText
 from assistant.history_window import WindowItem, window_start
+from assistant.page_context import is_page_context
 from assistant.tools.framework import ToolError, bound_for_model, result_for_model, result_marks
 from assistant.tools.registry import get_tool
 from assistant.trifecta import SeenCall, Taint, context_taint
 from conversations.models import Message, ToolCall
+
+# A page context told to the model (assistant/page_context.py) carries a title of the person's.
+PAGE_CONTEXT_SEEN = SeenCall(flags=frozenset({"private"}))
 
 UNFINISHED_CALL = "This tool call did not finish (the turn was interrupted)."
 
@@ -91,9 +95,12 @@ def load_context(thread_id: UUID) -> Context:
         calls = calls_by_message.get(message_id, [])
         seen.extend(seen_call(call, vouched=turn_id is not None) for call in calls)
         if role == Message.Role.EVENT and turn_id is not None:
-            # The application's events carry cards' descriptions and outcomes:
-            # they taint like the tool that proposed them (superseded or not).
-            seen.extend(seen_tool(name) for name in event_tool_names(content))
+            if is_page_context(content):  # its own block: the title of the person's object, private data
+                seen.append(PAGE_CONTEXT_SEEN)
+            else:
+                # The application's events carry cards' descriptions and outcomes:
+                # they taint like the tool that proposed them (superseded or not).
+                seen.extend(seen_tool(name) for name in event_tool_names(content))
         if superseded_at is None:  # a previous version (regenerated, edited) is never sent again
             items.extend(_items_of(role, content, turn_id, calls))
     return Context(items, context_taint(seen), next_seq)

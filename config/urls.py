@@ -19,5 +19,8 @@ urlpatterns = [
 # Telegram: the webhook and the page that links an account (surfaces/telegram/).
 urlpatterns += [path("telegram/", include("surfaces.telegram.urls"))]
 
+# The host product's own pages (notes, inbox, sent mail), each with the assistant panel.
+urlpatterns += [path("", include("workspace.urls"))]
+
 # The browser UI (login, chat, data page).
 urlpatterns += [path("", include("web.urls"))]

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `make run`: migrate, create the demo organization and login once, then serve
-# the app on http://127.0.0.1:8000 with a Celery worker and beat beside it, on
+# the app with a Celery worker and beat beside it (open http://127.0.0.1:8000/notes/:
+# the demo product with the assistant panel; the chat page is at /), on
 # the embedded defaults (SQLite, a broker that needs no server, the offline
 # model unless a provider is configured).
 set -euo pipefail

@@ -1,7 +1,7 @@
 from django.urls import path
 from django.views.i18n import JavaScriptCatalog
 
-from web import language, organization, telegram_link, tokens, views
+from web import language, organization, panel, telegram_link, tokens, views
 
 urlpatterns = [
     path("", views.chat, name="web-chat"),
@@ -25,6 +25,9 @@ urlpatterns = [
     path("tokens/<uuid:public_id>/revoke", tokens.token_revoke, name="web-token-revoke"),
     path("telegram/link/", telegram_link.link_page, name="telegram-link"),
     path("language", language.choose_language, name="web-language"),
+    # The assistant panel of host pages ({% assistant_panel %}): its state and its conversation.
+    path("assistant/panel/state", panel.panel_state, name="web-panel-state"),
+    path("assistant/panel/chat", panel.panel_chat, name="web-panel-chat"),
     # The browser script's strings (locale/*/LC_MESSAGES/djangojs.po) as a script.
     path("jsi18n/", JavaScriptCatalog.as_view(packages=["web"]), name="web-jsi18n"),
     path("login/", views.login, name="login"),

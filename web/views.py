@@ -8,7 +8,6 @@ from uuid import UUID
 from django.conf import settings
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import ImproperlyConfigured
 from django.http import Http404
 from django.shortcuts import redirect, render
 from django.urls import reverse, reverse_lazy
@@ -17,9 +16,8 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_http_methods
 
-from assistant.org_models import option_for_choice
+from assistant.page_shell import shell_context
 from conversations.selectors import ConversationNotFound
-from credits.selectors import credits_summary, person_credits
 from organizations.api import SESSION_ORGANIZATION_KEY
 from organizations.members import memberships_of
 from web import selectors
@@ -54,31 +52,6 @@ def with_csp(view):
         return response
 
     return wrapper
-
-
-def shell_context(request) -> dict:
-    """What the header shows on every page: credits, where data is processed, organizations."""
-    member = request.member
-    memberships = memberships_of(request.user)
-    organization = next((m.organization for m in memberships if m.organization_id == member.organization_id), None)
-    try:
-        # The organization's model choice (the top bar and the data page follow it).
-        option = option_for_choice(member.organization_id, organization.model_option if organization else "")
-        processing = {"label": _(option.processing_label), "location": option.location, "model": option.label}
-    except ImproperlyConfigured:
-        processing = {"label": _("No model available"), "location": "none", "model": ""}
-    credits = credits_summary(member)
-    # Under a cap, the pill counts the person's credits, not the organization's.
-    mine = person_credits(member, credits)
-    return {
-        "member": member,
-        "organization": organization,
-        "organizations": [m.organization for m in memberships] if len(memberships) > 1 else [],
-        "credits": credits,
-        "person_credits": mine,
-        "credits_left": (mine or credits).remaining_credits,
-        "processing": processing,
-    }
 
 
 @require_GET

@@ -9,7 +9,7 @@ from django.contrib.auth import get_user_model
 from django.db.models import Q, QuerySet
 
 from organizations.members import Member
-from workspace.models import InboxMessage, Note
+from workspace.models import InboxMessage, Note, SentEmail
 
 NOTE_SEARCH_LIMIT = 20
 INBOX_MAX_LIMIT = 50
@@ -46,6 +46,12 @@ def inbox_list(member: Member, limit: int = 10) -> list[InboxMessage]:
         organization_id=member.organization_id, recipient_id=member.user_id
     )
     return list(messages.order_by("-received_at", "-id")[:limit])
+
+
+def sent_list(member: Member, limit: int = 50) -> list[SentEmail]:
+    """The mail the member sent, newest first."""
+    sent = SentEmail.objects.filter(organization_id=member.organization_id, sender_id=member.user_id)
+    return list(sent.order_by("-sent_at", "-id")[:limit])
 
 
 def sender_address(member: Member) -> str:

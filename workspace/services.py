@@ -43,3 +43,14 @@ def email_send(member: Member, *, to: str, subject: str, body: str) -> SentEmail
         subject=subject,
         body=body,
     )
+
+
+def note_update(member: Member, *, note_id: int, title: str, body: str) -> Note:
+    """Edit one of the member's notes by hand; Note.DoesNotExist if it is not theirs (or gone).
+
+    The untrusted mark stays: editing may keep what third-party content put there.
+    """
+    note = notes_of(member).get(id=note_id)
+    note.title, note.body = title, body
+    note.save(update_fields=["title", "body", "updated_at"])
+    return note

@@ -227,6 +227,13 @@ def marks_of_notes(result: dict) -> set[str]:
     return {"untrusted"} if any(isinstance(n, dict) and n.get("untrusted") for n in notes) else set()
 
 
+def note_title(member: Member, note_id: str) -> str:
+    """The page context "note" (a note page has it open): its title, if it is the member's."""
+    if not re.fullmatch(r"[1-9][0-9]{0,17}", note_id):  # a bigint, without overflowing the database's
+        raise ToolNotFound(f"No note with id {note_id}.")
+    return _own_note(member, int(note_id)).title
+
+
 def describe_delete_note(member: Member, params: DeleteNoteInput) -> Description:
     note = _own_note(member, params.note_id)
     return Description(
@@ -286,6 +293,8 @@ def perform_send_email(member: Member, params: SendEmailInput) -> dict:
 
 TOOLSET = Toolset(
     name="workspace",
+    # What the workspace's pages may tell the assistant the person has open.
+    contexts={"note": note_title},
     tools=(
         Tool(
             name="search_notes",

@@ -70,6 +70,8 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
             re.I | re.S,
         ),
     ),
+    # "This note": the one the person has open (a page context, assistant/page_context.py).
+    ("this_note", re.compile(r"\b(?:summari[sz]e|read|what does) (?:this|the open) note\b", re.I)),
     ("delete", re.compile(r"delete (?:the |my )?note (?:titled |called |named )?(?P<query>.+)", re.I | re.S)),
     ("read", re.compile(r"read (?:the |my )?note (?:titled |called |named )?(?P<query>.+)", re.I | re.S)),
     # The chat page's examples as the German, French and Italian UI words them (locale/).
@@ -86,6 +88,8 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("delete", re.compile(r"(?:supprimer|elimina) (?:la )?not[ae] (?P<query>.+)", re.I | re.S)),
 ]
 _EVENTS_BLOCK = re.compile(r"<application_events>.*?</application_events>", re.S)
+_OPEN_NOTE = re.compile(r"has the note with id (\d+) open")
+NO_OPEN_NOTE = "I don't know which note you mean: open a note in the product, then ask me again."
 # Events of cards whose action was done (or may have been): never proposed again.
 _DONE_KINDS = frozenset({"confirmed", "outcome_unknown"})
 ALREADY_DONE = (
@@ -115,6 +119,9 @@ def answer(request: ModelRequest) -> tuple[_Call | None, str]:
         call, text = _continue(intent, _last_calls(request.history), last.results)
     elif intent is None:
         call, text = None, HELP_TEXT
+    elif intent.action == "this_note":
+        note_id = _open_note(request.history)
+        call, text = (_Call("read_note", {"note_id": note_id}), "") if note_id else (None, NO_OPEN_NOTE)
     else:
         call, text = _first_call(intent), ""
     offered = {tool.name for tool in request.tools}
@@ -206,6 +213,15 @@ def _last_user_text(history: list) -> str:
     return next((text for text in texts if _EVENTS_BLOCK.sub("", text).strip()), "")
 
 
+def _open_note(history: list) -> int | None:
+    """The note of the latest page context the application told (never the person's own words)."""
+    for item in reversed(history):
+        if isinstance(item, UserText):
+            for block in reversed(_EVENTS_BLOCK.findall(item.text)):
+                match = _OPEN_NOTE.search(block)
+                if match:
+                    return int(match.group(1))
+    return None
 def _done_actions(history: list) -> set[tuple[str, str]]:
     """(tool, input) of the cards the application told were confirmed."""
     done = set()

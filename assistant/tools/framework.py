@@ -237,6 +237,9 @@ class Toolset:
 
     tools: tuple[Tool, ...]
     name: str = ""
+    # What a host page may say the person has open: kind -> resolve(member, id) -> its
+    # title, raising ToolNotFound when that member can't see it (assistant/page_context.py).
+    contexts: Mapping[str, Callable[[Member, str], str]] = field(default_factory=dict)
 
     def __post_init__(self):
         object.__setattr__(self, "tools", tuple(self.tools))

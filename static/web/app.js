@@ -1,8 +1,9 @@
 // Entry point of the browser UI: plain ES modules, no build step.
-import { initChat } from './chat.js';
+import './assistant-chat.js';
 import { initContent } from './content.js';
+import { initPanel } from './panel.js';
 import { initUi } from './ui.js';
 
 initUi();
 initContent();
-initChat();
+initPanel();

@@ -1,4 +1,7 @@
 // The chat: send a message, follow the turn's SSE stream, show the stored result.
+// One component for the chat page and the assistant panel of host pages
+// (assistant-chat.js mounts it on <assistant-chat>); `panel` changes only what
+// belongs to the page around it: the address bar, the title, focus, shortcuts.
 //
 // While a turn runs, its text arrives as plain text (textContent) and its tool
 // calls as rows built here; when it ends, the server's rendering of the
@@ -42,9 +45,10 @@ const pretty = (value) => {
 
 const byData = (root, name, value) => root.querySelector(`[data-${name}="${CSS.escape(value)}"]`);
 
-export function initChat() {
-  const chat = document.querySelector('[data-chat]');
-  if (!chat) return;
+export function mountChat(chat, { panel = false } = {}) {
+  // Everything the component hangs on the document goes when it is removed.
+  const lifetime = new AbortController();
+  const { signal } = lifetime;
   const scroller = chat.querySelector('[data-scroll]');
   const inner = chat.querySelector('.chat__inner');
   const messages = chat.querySelector('[data-messages]');
@@ -59,6 +63,9 @@ export function initChat() {
   const bannerNew = chat.querySelector('[data-banner-new]');
   // turnId: the turn being followed (what Stop stops); editing: the composer holds the last message, to resend.
   const state = { conversationId: chat.dataset.conversationId || '', busy: false, turnId: '', editing: false };
+  // What the host page shows (checked by the server against the person's rights).
+  const pageContext = () => (chat.dataset.contextKind
+    ? { kind: chat.dataset.contextKind, id: chat.dataset.contextId } : null);
 
   const announce = (text) => { status.textContent = ''; window.setTimeout(() => { status.textContent = text; }, 50); };
   const pinned = () => scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight < 120;
@@ -107,6 +114,7 @@ export function initChat() {
 
   // Other tabs of this browser learn when a turn starts or ends (same origin only).
   const channel = 'BroadcastChannel' in window ? new BroadcastChannel('assistant-turns') : null;
+  signal.addEventListener('abort', () => channel?.close());
   const tell = (type, turnId) => channel?.postMessage({ type, turnId, conversationId: state.conversationId });
 
   function autosize() {
@@ -124,6 +132,7 @@ export function initChat() {
     setBusy(true, { sending: true });
     const body = { message: text };
     if (state.conversationId) body.conversationId = state.conversationId;
+    if (pageContext()) body.context = pageContext();
     const response = await api('POST', '/api/chat', body);
     if (!response.ok) {
       setBusy(false);
@@ -216,10 +225,13 @@ export function initChat() {
   function startConversation(conversationId, text) {
     state.conversationId = conversationId;
     chat.dataset.conversationId = conversationId;
-    window.history.replaceState(null, '', `/c/${conversationId}/`);
     chat.querySelector('[data-welcome]')?.remove();
     const title = text.replace(/\s+/g, ' ').trim().slice(0, TITLE_LENGTH).trim();
-    inner.prepend(el('h1', { class: 'chat__title' }, title));
+    inner.prepend(el(panel ? 'h3' : 'h1', { class: 'chat__title' }, title));
+    // The panel lives beside a host page: it tells the page instead of taking its address and title.
+    chat.dispatchEvent(new CustomEvent('assistant:conversation', { bubbles: true, detail: { conversationId } }));
+    if (panel) return;
+    window.history.replaceState(null, '', `/c/${conversationId}/`);
     document.title = `${title} · ${gettext('Assistant')}`;
   }
 
@@ -334,6 +346,7 @@ export function initChat() {
       window.setTimeout(checkService, SERVICE_RECHECK_MS);
     };
     window.setTimeout(checkService, (Number(chat.dataset.serviceDownSeconds) || 15) * 1000);
+    signal.addEventListener('abort', () => { ended = true; source?.close(); });
     const open = () => {
       if (ended) return;
       const resume = lastEventId ? `?lastEventId=${encodeURIComponent(lastEventId)}` : '';
@@ -434,9 +447,9 @@ export function initChat() {
     if (!response.ok) return;
     const pill = document.querySelector('[data-credits]');
     const credits = response.data;
-    // Under a cap the pill counts the person's credits (the page says "of your N").
+    // Under a cap the pill counts the person's credits (the page says "of your N"); the panel's line too.
     const left = credits.person?.remainingCredits ?? credits.remainingCredits;
-    pill.querySelector('[data-credits-value]').textContent = left;
+    document.querySelectorAll('[data-credits-value]').forEach((node) => { node.textContent = left; });
     pill.classList.toggle('pill--empty', left <= 0);
     document.querySelector('[data-credits-details]').textContent = interpolate(
       gettext('%(used)s used, %(reserved)s reserved of %(granted)s this month (%(month)s, UTC)'),
@@ -448,12 +461,15 @@ export function initChat() {
   form.addEventListener('submit', (event) => { event.preventDefault(); submit(); });
   send.addEventListener('click', () => { if (state.busy) stop(); });
   document.addEventListener('keydown', (event) => {
+    // In a panel, keys act only from inside it (the host page has its own).
+    if (panel && !chat.contains(event.target)) return;
     // Escape stops the reply, unless it is closing a dialog or the drawer first.
     if (event.key === 'Escape' && state.editing && !state.busy) { stopEditing(); return; }
     if (event.key !== 'Escape' || !state.busy) return;
     if (document.querySelector('dialog[open]') || document.querySelector('[data-sidebar].is-open')) return;
+    event.stopPropagation(); // the reply stops; the panel stays open
     stop();
-  });
+  }, { signal, capture: panel });
   input.addEventListener('keydown', (event) => {
     if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {
       event.preventDefault();
@@ -461,15 +477,15 @@ export function initChat() {
     }
   });
   input.addEventListener('input', () => { autosize(); saveDraft(); });
-  // `/` (outside a text field) or Ctrl+K / ⌘K: to the composer.
-  document.addEventListener('keydown', (event) => {
+  // `/` (outside a text field) or Ctrl+K / ⌘K: to the composer (the chat page's shortcuts).
+  if (!panel) document.addEventListener('keydown', (event) => {
     const typing = event.target.closest?.('input, textarea, select, [contenteditable]');
     const slash = event.key === '/' && !typing && !event.ctrlKey && !event.metaKey && !event.altKey;
     const ctrlK = (event.ctrlKey || event.metaKey) && event.key.toLowerCase() === 'k';
     if (!slash && !ctrlK) return;
     event.preventDefault();
     input.focus();
-  });
+  }, { signal });
   channel?.addEventListener('message', ({ data }) => {
     refreshSidebar();
     if (data.conversationId !== state.conversationId || state.busy) return;
@@ -496,7 +512,8 @@ export function initChat() {
   input.value = storage((store) => store.getItem(draftKey(state.conversationId))) ?? '';
   autosize();
   // On load (so after switching conversations too): the composer, not 113 Tabs away.
-  input.focus({ preventScroll: true });
+  // A panel leaves focus to its host page.
+  if (!panel) input.focus({ preventScroll: true });
 
   // A turn still running when the page was (re)loaded: follow it.
   if (messages.dataset.runningTurn) {
@@ -504,5 +521,5 @@ export function initChat() {
     follow(messages.dataset.runningTurn);
   }
   toBottom();
-  return { refreshMessages, refreshSidebar };
+  return { refreshMessages, refreshSidebar, destroy: () => lifetime.abort() };
 }

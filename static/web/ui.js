@@ -130,6 +130,17 @@ async function decideCard(button) {
   // The buttons are gone: keep keyboard focus on the card that replaced them.
   shown.tabIndex = -1;
   shown.focus({ preventScroll: true });
+  if (response.ok && response.data.status === 'confirmed') announceEffect(shown, response.data);
+}
+
+// A confirmed card changed the product's data: the page around the assistant
+// (a host page beside the panel) hears which tool acted on which object and
+// updates itself. `object` is what the tool answered (e.g. {id, title, deleted}).
+function announceEffect(node, card) {
+  node.dispatchEvent(new CustomEvent('assistant:effect', {
+    bubbles: true,
+    detail: { tool: card.toolName, cardId: card.id, object: card.result, input: card.input },
+  }));
 }
 
 // The credits pill opens its breakdown (used, reserved, granted, month).

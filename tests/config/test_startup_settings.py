@@ -58,6 +58,8 @@ def test_setup_demo_runs_in_development(db, settings, capsys):
     settings.DEBUG = True
     call_command("setup_demo")
     assert get_user_model().objects.filter(username="admin", is_staff=True).exists()
+    # `make run` opens on the product, with the assistant panel; the chat page stays at /.
+    assert "http://127.0.0.1:8000/notes/" in capsys.readouterr().out
 
 
 def deploy_check(env_file: Path) -> subprocess.CompletedProcess:

@@ -1,0 +1,34 @@
+"""What the top bar of every page shows (the assistant's pages and the host
+product's): credits, where data is processed, the person's organizations."""
+
+from django.core.exceptions import ImproperlyConfigured
+from django.utils.translation import gettext as _
+
+from assistant.org_models import option_for_choice
+from credits.selectors import credits_summary, person_credits
+from organizations.members import memberships_of
+
+
+def shell_context(request) -> dict:
+    """What the header shows on every page: credits, where data is processed, organizations."""
+    member = request.member
+    memberships = memberships_of(request.user)
+    organization = next((m.organization for m in memberships if m.organization_id == member.organization_id), None)
+    try:
+        # The organization's model choice (the top bar and the data page follow it).
+        option = option_for_choice(member.organization_id, organization.model_option if organization else "")
+        processing = {"label": _(option.processing_label), "location": option.location, "model": option.label}
+    except ImproperlyConfigured:
+        processing = {"label": _("No model available"), "location": "none", "model": ""}
+    credits = credits_summary(member)
+    # Under a cap, the pill counts the person's credits, not the organization's.
+    mine = person_credits(member, credits)
+    return {
+        "member": member,
+        "organization": organization,
+        "organizations": [m.organization for m in memberships] if len(memberships) > 1 else [],
+        "credits": credits,
+        "person_credits": mine,
+        "credits_left": (mine or credits).remaining_credits,
+        "processing": processing,
+    }

@@ -1,0 +1,58 @@
+"""docs/embedding.md, "Add the assistant to your product", followed step by
+step: every code block names the file it comes from and is still in it, every
+file the guide names exists, the setting names a toolset with the page context
+it describes, and the pages it builds render with the panel."""
+
+import re
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.test import Client
+from django.utils.module_loading import import_string
+
+from assistant.tools import Toolset
+from workspace.models import Note
+
+ROOT = Path(__file__).resolve().parents[2]
+GUIDE = (ROOT / "docs" / "embedding.md").read_text()
+BLOCKS = re.findall(r"^```(\w+) path=(\S+)\n(.*?)^```$", GUIDE, re.M | re.S)
+NAMED_FILES = sorted(set(re.findall(r"`((?:[\w.-]+/)+[\w.-]+\.(?:py|js|css|html|toml|md))`", GUIDE)))
+
+
+def test_the_guide_has_its_steps():
+    assert [title for title in re.findall(r"^## (\d+)\. ", GUIDE, re.M)] == ["1", "2", "3", "4", "5", "6"]
+    assert len(BLOCKS) >= 10 and len(NAMED_FILES) >= 5
+
+
+@pytest.mark.parametrize("language, path, code", BLOCKS, ids=[f"{p}:{i}" for i, (_, p, _) in enumerate(BLOCKS)])
+def test_each_code_block_is_still_in_the_file_it_names(language, path, code):
+    source = ROOT / path
+    assert source.is_file(), f"the guide names {path}, which does not exist"
+    lines = {line.strip() for line in source.read_text().splitlines()}
+    missing = [line for line in code.splitlines() if line.strip() and line.strip() not in lines]
+    assert missing == [], f"{path} no longer has these lines of the guide: {missing}"
+
+
+@pytest.mark.parametrize("path", NAMED_FILES)
+def test_each_file_the_guide_names_exists(path):
+    assert (ROOT / path).is_file(), path
+
+
+def test_the_setting_names_the_toolset_with_its_page_context(db, owner):
+    toolsets = [import_string(path) for path in settings.ASSISTANT_TOOLSETS]
+    workspace = next(toolset for toolset in toolsets if toolset.name == "workspace")
+    assert isinstance(workspace, Toolset) and {"delete_note", "send_email"} <= {t.name for t in workspace.tools}
+    note = Note.objects.create(organization=owner.organization, owner=owner.user, title="Plan")
+    assert workspace.contexts["note"](owner.member, str(note.id)) == "Plan"
+
+
+def test_the_pages_it_builds_render_with_the_panel(db, owner):
+    note = Note.objects.create(organization=owner.organization, owner=owner.user, title="Plan")
+    client = Client()
+    client.force_login(owner.user)
+    for url in ("/notes/", f"/notes/{note.id}/"):
+        html = client.get(url).content.decode()
+        assert 'aria-label="Assistant"' in html and "<assistant-chat" in html
+        assert 'name="csrf-token"' in html and "/static/web/app.js" in html and "/static/web/panel.css" in html
+    assert f'data-context-kind="note" data-context-id="{note.id}"' in client.get(f"/notes/{note.id}/").content.decode()
