@@ -11,7 +11,7 @@ from django.core.validators import RegexValidator
 from django.http import JsonResponse, StreamingHttpResponse
 from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field, inline_serializer
 from rest_framework import renderers, serializers, status
 from rest_framework.response import Response
 from sse_starlette.event import ServerSentEvent
@@ -44,6 +44,14 @@ class PageContextSerializer(StrictSerializer):
     id = StrictCharField(max_length=page_context.MAX_ID_CHARS, help_text="The object's id, as the host page has it.")
 
 
+# The bound is checked by the view, so that it answers its own code
+# (too_many_files); the document states it as maxItems.
+@extend_schema_field({"type": "array", "items": {"type": "string", "format": "uuid"},
+                      "maxItems": settings.FILE_MAX_PER_MESSAGE, "uniqueItems": True})
+class AttachmentIdsField(serializers.ListField):
+    pass
+
+
 class ChatRequestSerializer(StrictSerializer):
     # At least one character that is not whitespace, and no NUL (which the
     # database can't store). The pattern is the check itself, so the schema says
@@ -55,8 +63,8 @@ class ChatRequestSerializer(StrictSerializer):
     conversationId = StrictUUIDField(  # noqa: N815
         required=False, allow_null=True, help_text="Omitted or null: a new conversation is created."
     )
-    attachments = serializers.ListField(
-        child=StrictUUIDField(), required=False, default=list, max_length=100,
+    attachments = AttachmentIdsField(
+        child=StrictUUIDField(), required=False, default=list,
         help_text="Ids of the person's uploaded files (POST /api/files) that this message takes: at most "
         "FILE_MAX_PER_MESSAGE (5), each of them once and with one message only.",
     )

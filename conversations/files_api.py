@@ -12,7 +12,7 @@ from django.conf import settings
 from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema, inline_serializer
-from rest_framework import renderers, serializers, status
+from rest_framework import serializers, status
 from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 
@@ -67,7 +67,7 @@ class FileUploadView(MemberAPIView):
     )
     def post(self, request):
         upload = request.FILES.get("file")
-        if upload is None or len(request.FILES) != 1 or set(request.data) - {"file"}:
+        if upload is None or len(request.FILES) != 1:
             raise bad_request("invalid", "Send one file, in a multipart part named `file`.",
                               {"file": ["One file is required."]})
         if upload.size > settings.FILE_MAX_BYTES:
@@ -93,21 +93,14 @@ class FileView(MemberAPIView):
         return Response(files.file_json(file_or_404(self.member, file_id)))
 
 
-class AnyContentRenderer(renderers.BaseRenderer):
-    """Lets an <img> (Accept: image/*) or a download ask for the content; errors go out as JSON text."""
-
-    media_type = "*/*"
-    format = "content"
-
-    def render(self, data, accepted_media_type=None, renderer_context=None):
-        return renderers.JSONRenderer().render(data)
+CONTENT_TYPES = ("text/plain", sniff.PDF, *sorted(sniff.IMAGES))
 
 
 class FileContentView(MemberAPIView):
-    renderer_classes = [renderers.JSONRenderer, AnyContentRenderer]
-
+    # Content negotiation stays JSON's (for the errors): an <img> or a download
+    # accepts */*, and the bytes go out as an HttpResponse of their own type.
     @extend_schema(operation_id="file_content", parameters=[ORGANIZATION_PARAMETER],
-                   responses={(200, "application/octet-stream"): OpenApiTypes.BINARY},
+                   responses={(200, media_type): OpenApiTypes.BINARY for media_type in CONTENT_TYPES},
                    extensions=errors("not_found"),
                    description="The file's bytes: an image inline in its own type (a thumbnail on the message), "
                    "anything else as an attachment (text as text/plain). Never HTML.")

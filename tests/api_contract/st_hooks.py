@@ -81,7 +81,7 @@ def seeded_objects_stay_private(ctx, response, case):
         return
     others = [data for name, data in seed()["people"].items() if name != person]
     requested = set((case.path_parameters or {}).values())
-    text = response.text or ""
+    text = (response.content or b"").decode("utf-8", "replace")  # a file's content may be binary
     for other in others:
         their_ids = set(other["conversations"]) | set(other["cards"]) | set(other["turns"])
         if requested & their_ids and 200 <= response.status_code < 300:
