@@ -286,3 +286,18 @@ def _link(target: str, parameters: dict, body) -> dict:
     if body is not None:
         link["requestBody"] = body
     return link
+
+
+# Read-only fields an answer leaves out when empty; drf-spectacular makes every
+# read-only field required. A message's files are absent when it has none, so
+# that a conversation without files reads as before (the /ai/ door's documents).
+OPTIONAL_IN_ANSWERS = {"Message": ("attachments",)}
+
+
+def postprocess_optional_fields(result, generator, request, public):
+    schemas = result.get("components", {}).get("schemas", {})
+    for component, names in OPTIONAL_IN_ANSWERS.items():
+        schema = schemas.get(component)
+        if schema and "required" in schema:
+            schema["required"] = [name for name in schema["required"] if name not in names]
+    return result

@@ -292,6 +292,7 @@ SPECTACULAR_SETTINGS = {
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "config.openapi.postprocess_links",
+        "config.openapi.postprocess_optional_fields",
     ],
 }
 

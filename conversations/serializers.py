@@ -50,7 +50,8 @@ class MessageSerializer(StrictSerializer):
         "with the reply it had. Kept and shown, never sent to the model again. The new version follows it."))
     replaces = StrictUUIDField(read_only=True, allow_null=True, help_text=(
         "On a user message edited and resent (server-side): the id of the message it replaces."))
-    attachments = AttachmentSerializer(many=True, read_only=True, required=False, help_text=(
+    # Optional in the document (config.openapi.OPTIONAL_IN_ANSWERS).
+    attachments = AttachmentSerializer(many=True, read_only=True, help_text=(
         "The files attached to the message (server-side; POST /api/chat `attachments`): absent when none. "
         "Their content: GET /api/files/{id}/content."))
 
