@@ -86,7 +86,7 @@ def seeded_objects_stay_private(ctx, response, case):
     except UnicodeDecodeError:  # a file's content (an image): its bytes may still hold a leaked id
         text = response.content.decode("utf-8", "replace")
     for other in others:
-        their_ids = set(other["conversations"]) | set(other["cards"]) | set(other["turns"]) | set(other.get("files", []))
+        their_ids = {value for kind in ID_KINDS.values() for value in other.get(kind, [])}
         if requested & their_ids and 200 <= response.status_code < 300:
             raise AssertionError(f"{person} got {response.status_code} on another person's object")
         leaked = [value for value in (*their_ids, *other["texts"]) if value in text]
