@@ -7,6 +7,13 @@ import { api, el } from './api.js';
 import { gettext, interpolate } from './i18n.js';
 
 const MAX_FILES = 5;
+// The server's refusals, in the person's language (other codes show the server's own words).
+const REFUSALS = {
+  unsupported_file_type: gettext('Only text (plain, Markdown, CSV), PDF, PNG, JPEG, GIF and WebP files can be attached.'),
+  file_too_large: gettext('This file is too large to attach.'),
+  empty_file: gettext('This file is empty.'),
+  unreadable_pdf: gettext('This PDF cannot be read.'),
+};
 const size = (bytes) => (bytes < 1024 ? interpolate(gettext('%(n)s bytes'), { n: bytes })
   : bytes < 1024 * 1024 ? interpolate(gettext('%(n)s KB'), { n: Math.round(bytes / 1024) })
     : interpolate(gettext('%(n)s MB'), { n: (bytes / (1024 * 1024)).toFixed(1) }));
@@ -49,7 +56,7 @@ export function mountAttachments(chat, { signal, announce, showError }) {
       const response = await api('POST', '/api/files', form);
       uploading -= 1;
       if (!response.ok) {
-        showError(`${file.name}: ${response.data.detail}`);
+        showError(`${file.name}: ${REFUSALS[response.data.code] ?? response.data.detail}`);
       } else {
         files.push(response.data);
         announce(interpolate(gettext('%(name)s attached.'), { name: response.data.name }));
