@@ -246,7 +246,8 @@ def blocks_of(messages, cards, *, titles: dict[str, str], now: datetime) -> list
     for message in messages:
         turn_id = str(message.turn_id or "")
         if message.role == "user":
-            blocks.append(Block("user", turn_id, [_part(message, files=True)], superseded=message.superseded_at is not None,
+            blocks.append(Block("user", turn_id, [_part(message, files=True)],
+                                superseded=message.superseded_at is not None,
                                 superseded_at=message.superseded_at, replaces=str(message.replaces or "")))
             continue
         if message.role == "event" and message.turn_id:
