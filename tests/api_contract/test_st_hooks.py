@@ -47,6 +47,17 @@ def test_the_tenancy_check_fails_when_the_other_persons_data_shows():
         st_hooks.seeded_objects_stay_private(None, answer(200, {"id": "c-olivia"}, who="Token c"), case())
 
 
+def test_text_the_person_sent_themselves_is_not_a_leak():
+    st_hooks.SENT.clear()
+    renamed = answer(200, {"title": "colin trip 1"})
+    st_hooks.seeded_objects_stay_private(None, renamed, case({"conversation_id": "c-olivia"},
+                                                             body={"title": "colin trip 1"}))
+    st_hooks.seeded_objects_stay_private(None, answer(200, {"results": [{"title": "colin trip 1"}]}), case())
+    with pytest.raises(AssertionError, match="another person's data"):
+        st_hooks.seeded_objects_stay_private(None, answer(200, {"title": "olivia trip"}, who="Token c"), case())
+    st_hooks.SENT.clear()
+
+
 def test_no_accepted_negative_data_is_set_aside():
     # UUID fields refuse numbers and booleans now (issue 18): nothing of the kind is excused.
     accepted = SimpleNamespace(code="ST201")
