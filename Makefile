@@ -1,23 +1,34 @@
 # The two set-up commands: `make run` and `make test` (see README.md).
+SHELL := /bin/bash
 PYTHON ?= python3.11
 VENV := .venv
 PY := $(VENV)/bin/python
+# The app's packages (`make run`, `make serve`), then the test tools on top (`make test` and the benches).
+APP_STAMP := $(VENV)/.installed-app
 STAMP := $(VENV)/.installed
+PIP := $(PY) -m pip install --disable-pip-version-check --progress-bar off
 
 .PHONY: run serve test messages bench bench-compare bench-reservation loadtest lint clean
 
-$(STAMP): pyproject.toml
-	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev]'
-	touch $(STAMP)
+$(APP_STAMP): pyproject.toml
+	@test -x $(PY) || { echo "== Creating the virtualenv $(VENV)"; $(PYTHON) -m venv $(VENV); }
+	@echo "== Installing the app's packages into $(VENV) (the first time: a minute or two)"
+	@$(PIP) --upgrade pip | grep -E '^(Collecting|Successfully)' || true
+	@$(PIP) -e . | grep -E '^(Collecting|Successfully)' ; test $${PIPESTATUS[0]} -eq 0
+	@touch $(APP_STAMP)
 
-run: $(STAMP)
+$(STAMP): $(APP_STAMP)
+	@echo "== Installing the test tools into $(VENV)"
+	@$(PIP) -e '.[dev]' | grep -E '^(Collecting|Successfully)' ; test $${PIPESTATUS[0]} -eq 0
+	@touch $(STAMP)
+
+# PORT (default 8000) is where the development server listens.
+run: $(APP_STAMP)
 	scripts/run.sh
 
 # Production processes on one machine (web, worker, beat): needs DATABASE_URL,
 # REDIS_URL, SECRET_KEY and a model (docs/deploy.md). HOST/PORT default 127.0.0.1:8000.
-serve: $(STAMP)
+serve: $(APP_STAMP)
 	scripts/serve.sh all
 
 test: $(STAMP)

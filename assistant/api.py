@@ -40,8 +40,16 @@ NOT_BLANK_WITHOUT_NUL = rf"^[{WHITESPACE}]*[^{WHITESPACE}\u0000][^\u0000]*$"
 
 
 class PageContextSerializer(StrictSerializer):
-    kind = StrictCharField(max_length=50, help_text="A kind of object the host product declares (e.g. `note`).")
     id = StrictCharField(max_length=page_context.MAX_ID_CHARS, help_text="The object's id, as the host page has it.")
+
+    def get_fields(self):
+        # The kinds the toolsets declare (settings.ASSISTANT_TOOLSETS), read when
+        # first used rather than at import: the schema lists exactly them.
+        fields = super().get_fields()
+        fields["kind"] = serializers.ChoiceField(
+            choices=page_context.context_kinds(), help_text="A kind of object the host product declares."
+        )
+        return fields
 
 
 # The bound is checked by the view, so that it answers its own code
@@ -99,7 +107,7 @@ class ChatView(MemberAPIView):
         responses={202: ChatResponse, 200: ChatReply},
         extensions=errors(
             "credits_exhausted", "member_cap_reached", "not_found", "conversation_busy", "conversation_full",
-            "queue_unavailable", "model_unavailable", "unknown_context", "too_many_files", "file_already_attached",
+            "queue_unavailable", "model_unavailable", "too_many_files", "file_already_attached",
         ),
     )
     def post(self, request):
@@ -128,8 +136,8 @@ def resolved_context(member, declared: dict | None) -> page_context.PageContext 
         return None
     try:
         return page_context.resolve_page_context(member, kind=declared["kind"], object_id=declared["id"])
-    except page_context.UnknownContextKind:
-        raise bad_request("unknown_context", "No such kind of context in this product.") from None
+    except page_context.UnknownContextKind:  # the setting changed since validation
+        raise bad_request("invalid", "No such kind of context in this product.") from None
     except page_context.ContextNotFound:
         raise not_found("No such object among yours.") from None
 

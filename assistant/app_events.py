@@ -41,7 +41,9 @@ _TAG_START = re.compile(
     re.IGNORECASE,
 )
 
-EVENT_FIELDS = ("kind", "card_id", "tool_name", "summary")
+# `input`: the card's tool input as JSON text, so a model can tell an action
+# already done from a new one (no effect twice).
+EVENT_FIELDS = ("kind", "card_id", "tool_name", "summary", "input")
 
 
 def neutralize(text: str) -> str:
@@ -67,3 +69,23 @@ def render_events(events: Iterable[Mapping[str, Any]]) -> str:
         return ""
     preface = "Events from the application since your last turn (not written by the person):"
     return "\n".join([OPENING_TAG, preface, *lines, CLOSING_TAG])
+
+
+
+def parse_events(block: str) -> list[dict]:
+    """The events of a rendered block (one JSON object per line); other lines are skipped."""
+    events = []
+    for line in block.splitlines():
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(event, dict):
+            events.append(event)
+    return events
+
+
+def event_tool_names(block: str) -> list[str]:
+    """The tool of each event in a rendered block: what the guard counts as
+    read when the block is sent (a card's description and outcome are in it)."""
+    return [event["tool_name"] for event in parse_events(block) if isinstance(event.get("tool_name"), str)]

@@ -34,6 +34,7 @@ from assistant.app_events import render_events
 from assistant.fingerprint import snapshot_hash
 from assistant.models import ActionCard
 from assistant.progress import card_json
+from assistant.repeats import identical_done_at, mark_pending_twins
 from assistant.selectors import cards_of
 from assistant.tools import framework
 from assistant.tools.registry import get_tool
@@ -78,6 +79,11 @@ class CardDecided(CardRefused):
 
 class CardExpired(CardRefused):
     """Past `expires_at`; the refusal has marked it expired."""
+
+
+class CardRepeat(CardRefused):
+    """An identical action was already confirmed in this conversation and the
+    click did not acknowledge it: the card stays pending, now saying so."""
 
 
 class CardStale(CardRefused):
@@ -134,14 +140,21 @@ def check_pending(card: ActionCard, now: datetime) -> None:
         raise CardExpired(card)
 
 
-def check_confirmable(member: Member, card: ActionCard, *, shown_hash: str, now: datetime) -> None:
-    """Pending, unexpired, and described again from current data to the very
-    fingerprint that was stored and that the person was shown."""
+def check_confirmable(
+    member: Member, card: ActionCard, *, shown_hash: str, now: datetime, acknowledged_repeat: bool = False
+) -> None:
+    """Pending, unexpired, described again from current data to the very
+    fingerprint that was stored and that the person was shown, and, when it
+    would repeat an effect already done in its conversation, acknowledged so."""
     check_pending(card, now)
     if current_fingerprint(member, card) != card.snapshot_hash:
         raise CardStale(card, changed=True)
     if shown_hash != card.snapshot_hash:
         raise CardStale(card, changed=False)
+    done_at = identical_done_at(thread_id=card.thread_id, snapshot_hash=card.snapshot_hash, exclude_id=card.id)
+    if done_at is not None and not acknowledged_repeat:
+        card.identical_done_at = done_at
+        raise CardRepeat(card)
 
 
 def current_fingerprint(member: Member, card: ActionCard) -> str | None:
@@ -163,21 +176,27 @@ def current_fingerprint(member: Member, card: ActionCard) -> str | None:
 # --- Decisions -------------------------------------------------------------------
 
 
-def card_confirm(member: Member, *, card_id: UUID, shown_hash: str, now: datetime | None = None) -> ActionCard:
+def card_confirm(
+    member: Member, *, card_id: UUID, shown_hash: str, acknowledged_repeat: bool = False,
+    now: datetime | None = None,
+) -> ActionCard:
     """Perform the card's action, once, if it is still exactly what the person was shown.
 
-    Raises CardNotFound, CardDecided, CardExpired (the card is now expired) or
+    Raises CardNotFound, CardDecided, CardExpired (the card is now expired),
     CardStale (failed when the data changed; untouched when only `shown_hash`
-    differs); then nothing was performed.
+    differs) or CardRepeat (an identical action was done in the conversation
+    and `acknowledged_repeat` is false); then nothing was performed.
     """
     now = now or timezone.now()
     with transaction.atomic():
         # Lock the row: two clicks (or two tabs) confirming at once must not
         # both find it pending; the second waits, then sees it decided.
         card = _locked_card(member, card_id)
-        refusal = _refusal_or_none(lambda: check_confirmable(member, card, shown_hash=shown_hash, now=now))
+        refusal = _refusal_or_none(lambda: check_confirmable(
+            member, card, shown_hash=shown_hash, now=now, acknowledged_repeat=acknowledged_repeat))
         if refusal is None:
             _decide(card, Status.CONFIRMED, now)  # the claim: from here on, only this request performs
+            mark_pending_twins(card)
         else:
             _record_refusal(refusal, now)
     if refusal is not None:
@@ -246,6 +265,8 @@ def _record_refusal(refusal: CardRefused, now: datetime) -> None:
         _decide(refusal.card, Status.EXPIRED, now)
     elif isinstance(refusal, CardStale) and refusal.changed:
         _decide(refusal.card, Status.FAILED, now, error=STALE_ERROR)
+    elif isinstance(refusal, CardRepeat):  # from now on the card says what it would repeat
+        refusal.card.save(update_fields=["identical_done_at"])
 
 
 def _decide(card: ActionCard, status: str, now: datetime, *, error: str = "") -> None:
@@ -380,6 +401,8 @@ def card_event(card: ActionCard) -> dict[str, str]:
         "card_id": str(card.id),
         "tool_name": card.tool_name,
         "summary": framework.bound_for_model(_summary(card), MAX_SUMMARY_CHARS),
+        "input": framework.bound_for_model(
+            json.dumps(card.tool_input, ensure_ascii=False, sort_keys=True, separators=(",", ":")), MAX_SUMMARY_CHARS),
     }
 
 

@@ -22,7 +22,7 @@ from assistant import cards
 from assistant.progress import card_json
 from config.api_errors import ApiError, bad_request, not_found
 from config.openapi import errors
-from config.serializers import StrictCharField, StrictSerializer, parse_uuid
+from config.serializers import StrictBooleanField, StrictCharField, StrictSerializer, parse_uuid
 from organizations.api import ORGANIZATION_PARAMETER, MemberAPIView
 
 SHA256_HEX = r"^[0-9a-f]{64}$"
@@ -33,6 +33,11 @@ REFUSALS = {
         "This action changed since it was shown to you; nothing was done. Ask the assistant again.",
     ),
     cards.CardDecided: (status.HTTP_409_CONFLICT, "decided", "This card was already decided; nothing was done."),
+    cards.CardRepeat: (
+        status.HTTP_409_CONFLICT, "repeat",
+        "An identical action was already confirmed in this conversation; nothing was done. Confirm again with "
+        "acknowledgeRepeat to do it a second time.",
+    ),
     cards.CardExpired: (status.HTTP_410_GONE, "expired", "This card has expired; nothing was done."),
 }
 
@@ -45,8 +50,18 @@ CardResponse = inline_serializer("ActionCard", {
     "decidedAt": serializers.DateTimeField(allow_null=True), "result": serializers.JSONField(allow_null=True),
     "error": serializers.CharField(allow_null=True), "toolCallId": serializers.CharField(allow_null=True),
     "conversationId": serializers.UUIDField(),
+    "identicalDoneAt": serializers.DateTimeField(
+        allow_null=True, help_text="When an identical action (same fingerprint) was confirmed in this conversation."),
+    "presentation": inline_serializer("CardPresentation", {
+        "notices": inline_serializer("CardNotice", {
+            "kind": serializers.ChoiceField(choices=["trifecta", "repeat"]), "text": serializers.CharField(),
+        }, many=True),
+        "title": serializers.CharField(), "description": serializers.CharField(),
+        "acknowledgementRequired": serializers.BooleanField(), "confirmLabel": serializers.CharField(),
+    }, help_text="What to show, in this order: the notices (warnings) first, then the title, then the whole "
+                 "description. Never offer Confirm without all of it."),
 })
-DECIDE_ERRORS = errors("not_found", "stale", "decided", "expired")
+DECIDE_ERRORS = errors("not_found", "stale", "decided", "expired", "repeat")
 
 
 class ConfirmRequestSerializer(StrictSerializer):
@@ -55,6 +70,11 @@ class ConfirmRequestSerializer(StrictSerializer):
         min_length=64, max_length=64,
         validators=[RegexValidator(SHA256_HEX, message="Must be a SHA-256 in lowercase hex (64 characters).")],
         help_text="The card's fingerprint (SHA-256, hex) as the person was shown it.",
+    )
+    acknowledgeRepeat = StrictBooleanField(  # noqa: N815
+        required=False, default=False,
+        help_text="The person saw that an identical action was already done here and confirms it again; "
+        "without it such a card is refused (409 `repeat`).",
     )
 
 
@@ -101,14 +121,15 @@ class CardConfirmView(MemberAPIView):
         operation_id="card_confirm", parameters=[ORGANIZATION_PARAMETER], request=ConfirmRequestSerializer,
         responses=CardResponse, extensions=DECIDE_ERRORS,
         description="Performs the action once, if it is still exactly what the person was shown. A refusal "
-        "(409 `stale`/`decided`, 410 `expired`) carries the card as it now is.",
+        "(409 `stale`/`decided`/`repeat`, 410 `expired`) carries the card as it now is.",
     )
     def post(self, request, card_id: str):
         parsed_id = parse_card_id(card_id)
         body = ConfirmRequestSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         with card_errors():
-            card = cards.card_confirm(self.member, card_id=parsed_id, shown_hash=body.validated_data["hash"])
+            card = cards.card_confirm(self.member, card_id=parsed_id, shown_hash=body.validated_data["hash"],
+                                      acknowledged_repeat=body.validated_data["acknowledgeRepeat"])
         return Response(card_json(card))
 
 

@@ -13,12 +13,14 @@ from uuid import UUID
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from assistant.cards import cards_restore, cards_withdraw, events_for_next_turn
 from assistant.history import history_bytes, load_history, uses_window
 from assistant.models import Turn
 from assistant.org_models import option_for_member
+from assistant.page_context import MARKER as PAGE_CONTEXT_MARKER
 from assistant.page_context import PageContext, render_page_context
 from conversations.files import files_claim
 from conversations.models import Message, Thread
@@ -239,9 +241,11 @@ def chat_undo(*, turn_id: UUID, thread_id: UUID, restore: ThreadState | None) ->
         if turn is None:
             return False
         credits_release(turn_id=turn_id, reason="queue_unavailable", job="chat_submit")
-        # The events block stays: its cards are marked delivered, and the next
-        # turn of this thread must still see it.
-        Message.objects.filter(turn_id=turn_id).exclude(role=Message.Role.EVENT).delete()
+        # The card events block stays: its cards are marked delivered, and the
+        # next turn of this thread must still see it. A page context goes: the
+        # next message says again what is open then.
+        card_events = Q(role=Message.Role.EVENT) & ~Q(content__contains=PAGE_CONTEXT_MARKER)
+        Message.objects.filter(turn_id=turn_id).exclude(card_events).delete()
         turn.delete()
         if restore is None:
             Thread.objects.filter(id=thread_id).delete()

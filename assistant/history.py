@@ -15,7 +15,7 @@ from uuid import UUID
 
 from django.conf import settings
 
-from assistant.app_events import neutralize
+from assistant.app_events import event_tool_names, neutralize
 from assistant.clients.base import (
     AssistantReply,
     FilePart,
@@ -115,8 +115,13 @@ def load_context(thread_id: UUID) -> Context:
         next_seq = seq + 1  # a previous version keeps its seq: the next message goes after it
         calls = calls_by_message.get(message_id, [])
         seen.extend(seen_call(call, vouched=turn_id is not None) for call in calls)
-        if role == Message.Role.EVENT and turn_id is not None and is_page_context(content):
-            seen.append(PAGE_CONTEXT_SEEN)  # the title of the person's object: private data
+        if role == Message.Role.EVENT and turn_id is not None:
+            if is_page_context(content):  # its own block: the title of the person's object, private data
+                seen.append(PAGE_CONTEXT_SEEN)
+            else:
+                # The application's events carry cards' descriptions and outcomes:
+                # they taint like the tool that proposed them (superseded or not).
+                seen.extend(seen_tool(name) for name in event_tool_names(content))
         if message_id in files:  # seen once sent, as a superseded reply's reads
             seen.append(ATTACHED_FILE_SEEN)
         if superseded_at is None:  # a previous version (regenerated, edited) is never sent again
@@ -134,6 +139,14 @@ def seen_call(call: StoredCall, *, vouched: bool) -> SeenCall:
     if tool is None:
         return SeenCall(flags=None)
     return SeenCall(flags=tool.flags, marks=frozenset() if call.is_error else result_marks(tool, call.result))
+
+
+def seen_tool(name: str) -> SeenCall:
+    """What an application event about a card of this tool shows the model."""
+    try:
+        return SeenCall(flags=get_tool(name).flags)
+    except ToolError:
+        return SeenCall(flags=None)
 
 
 def _items_of(role: str, content: str, turn_id: UUID | None, calls: list[StoredCall],

@@ -120,6 +120,10 @@ class ActionCard(models.Model):
     error = models.CharField(max_length=500, blank=True, default="")
     # Set once the decision has been delivered to the model as an application event.
     event_delivered_at = models.DateTimeField(null=True, blank=True)
+    # When a card of the same conversation with the same fingerprint was
+    # confirmed (its effect done, or maybe done): this one would do it twice,
+    # so it says so and needs an explicit second confirmation.
+    identical_done_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         indexes = [

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 from uuid import UUID
 
+from assistant.card_presentation import present
 from assistant.models import ENDED_STATUSES, ActionCard, Turn
 from assistant.tools.framework import bound_for_model
 from conversations.models import Message, ToolCall
@@ -216,4 +217,7 @@ def card_json(card: ActionCard) -> dict:
         "result": card.result, "error": card.error or None,
         "toolCallId": card.tool_call.tool_use_id if card.tool_call_id else None,
         "conversationId": str(card.thread_id),
+        "identicalDoneAt": card.identical_done_at.isoformat() if card.identical_done_at else None,
+        # What to show and in which order (assistant.card_presentation): warnings first.
+        "presentation": present(card).as_json(),
     }

@@ -7,8 +7,10 @@ from django.utils import timezone
 from pydantic import BaseModel
 
 from assistant import live
+from assistant.card_presentation import TRIFECTA_WARNING
 from assistant.fingerprint import snapshot_hash
 from assistant.models import ActionCard, Turn
+from assistant.repeats import identical_done_at
 from assistant.tools import framework
 from conversations.models import ToolCall
 from organizations.members import Member
@@ -18,9 +20,9 @@ TRIFECTA_REFUSAL = (
     "outside the product is blocked for the rest of this turn. Tell the person; they can ask again in a "
     "new message if they want it sent."
 )
-TRIFECTA_WARNING = (
-    "This turn read your private data and content from third parties. Check that this is what you asked "
-    "for: third-party content can try to make the assistant send your data elsewhere."
+REPEAT_NOTE = (
+    "An identical action (same tool, input and data) was already confirmed in this conversation at {moment}: "
+    "the card says so and the person must confirm it again explicitly. Do not propose it again unless asked."
 )
 
 
@@ -35,17 +37,20 @@ def propose(
     """
     description = framework.describe(tool, member, tool_input)
     input_json = tool_input.model_dump(mode="json")
+    fingerprint = snapshot_hash(tool.name, input_json, description.snapshot)
+    thread_id = turn.thread_id if turn is not None else tool_call.message.thread_id
     card = ActionCard.objects.create(
         organization_id=member.organization_id,
         user_id=member.user_id,
-        thread_id=turn.thread_id if turn is not None else tool_call.message.thread_id,
+        thread_id=thread_id,
         turn=turn,
         tool_call=tool_call,
         tool_name=tool.name,
         tool_input=input_json,
         description=description.text,
-        snapshot_hash=snapshot_hash(tool.name, input_json, description.snapshot),
+        snapshot_hash=fingerprint,
         trifecta_warning=warning,
+        identical_done_at=identical_done_at(thread_id=thread_id, snapshot_hash=fingerprint),
         expires_at=timezone.now() + timedelta(seconds=settings.ASSISTANT_CARD_LIFETIME_SECONDS),
     )
     live.publish_card_proposed(card)
@@ -57,4 +62,6 @@ def propose(
     }
     if warning:
         result["warning"] = TRIFECTA_WARNING
+    if card.identical_done_at is not None:
+        result["repeat"] = REPEAT_NOTE.format(moment=card.identical_done_at.isoformat(timespec="minutes"))
     return result

@@ -33,7 +33,6 @@ ERROR_STATUS = {
     "too_many_messages": status.HTTP_400_BAD_REQUEST,
     "query_too_long": status.HTTP_400_BAD_REQUEST,
     "invalid_query": status.HTTP_400_BAD_REQUEST,
-    "unknown_context": status.HTTP_400_BAD_REQUEST,
     "empty_file": status.HTTP_400_BAD_REQUEST,
     "unsupported_file_type": status.HTTP_400_BAD_REQUEST,
     "unreadable_pdf": status.HTTP_400_BAD_REQUEST,
@@ -60,6 +59,7 @@ ERROR_STATUS = {
     "file_already_attached": status.HTTP_409_CONFLICT,
     "stale": status.HTTP_409_CONFLICT,
     "decided": status.HTTP_409_CONFLICT,
+    "repeat": status.HTTP_409_CONFLICT,
     "expired": status.HTTP_410_GONE,
     "payload_too_large": status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
     "conversation_too_large": status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
@@ -84,7 +84,7 @@ WITH_BODY = ("invalid", "malformed_json", "payload_too_large", "unsupported_medi
 WITH_PATH_ID = ("invalid_id",)
 
 # Codes whose answer carries the card as it now is (assistant/cards_api.py).
-CARD_CODES = frozenset({"stale", "decided", "expired"})
+CARD_CODES = frozenset({"stale", "decided", "expired", "repeat"})
 CARD_COMPONENT = "ActionCard"
 
 ERROR_CODES_KEY = "x-error-codes"

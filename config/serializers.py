@@ -72,7 +72,7 @@ class StrictBooleanField(serializers.BooleanField):
         return data
 
 
-def _unstorable_text(value) -> str | None:
+def unstorable_text(value) -> str | None:
     """Why a JSON value can't be stored and read back, or None.
 
     Lone UTF-16 surrogates can't be encoded as UTF-8 and NUL is refused by
@@ -100,7 +100,7 @@ class StorableJSONField(serializers.JSONField):
 
     def to_internal_value(self, data):
         value = super().to_internal_value(data)
-        problem = _unstorable_text(value)
+        problem = unstorable_text(value)
         if problem:
             raise serializers.ValidationError(problem)
         return value

@@ -49,6 +49,7 @@ INSTALLED_APPS = [
     "assistant",
     "workspace",
     "surfaces.telegram",
+    "surfaces.mcp",
     "web",
 ]
 
@@ -343,7 +344,8 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "readable" if DEBUG else "json"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
     # httpx logs every request's URL, and a Telegram Bot API URL carries the bot's token.
-    "loggers": {"httpx": {"level": "WARNING"}},
+    # The MCP transport, stateless, logs "Terminating session: None" after every request.
+    "loggers": {"httpx": {"level": "WARNING"}, "mcp.server.streamable_http": {"level": "WARNING"}},
 }
 
 # --- Credits ---------------------------------------------------------------
@@ -447,6 +449,9 @@ CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 ASSISTANT_TRIFECTA = env_str("ASSISTANT_TRIFECTA", "warn")
 if ASSISTANT_TRIFECTA not in ("warn", "block"):
     raise ImproperlyConfigured("ASSISTANT_TRIFECTA must be 'warn' or 'block'.")
+# How long what a person's MCP clients read taints their sends, whichever
+# session or web process serves them (surfaces/mcp/record.py).
+MCP_TAINT_HOURS = env_int("MCP_TAINT_HOURS", 24, minimum=1)
 ASSISTANT_CARD_LIFETIME_SECONDS = env_int("ASSISTANT_CARD_LIFETIME_SECONDS", 24 * 3600, minimum=60)
 # A confirmed card with no recorded outcome this long after the click was cut
 # short (its process died): it becomes `outcome_unknown`, never retried. Above

@@ -10,6 +10,7 @@ export DEBUG="${DEBUG:-1}"
 PY=.venv/bin/python
 mkdir -p .run
 
+echo "== Migrating the database (.run/, SQLite)"
 $PY manage.py migrate --noinput >/dev/null
 $PY manage.py setup_demo
 
@@ -21,4 +22,4 @@ trap cleanup EXIT INT TERM
   --schedule=.run/celerybeat-schedule >.run/worker.log 2>&1 &
 pids+=($!)
 echo "Celery worker and beat started (log: .run/worker.log)."
-$PY manage.py runserver 127.0.0.1:8000
+$PY manage.py runserver "127.0.0.1:${PORT:-8000}"

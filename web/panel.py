@@ -10,7 +10,7 @@ loses nothing and resends nothing. The draft stays in the browser (chat.js).
 import json
 from uuid import UUID
 
-from django.http import Http404, HttpResponse, JsonResponse
+from django.http import HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
@@ -96,8 +96,6 @@ def panel_state(request):
 @member_required(fragment=True)
 def panel_chat(request):
     """The panel's <assistant-chat> for its current conversation (after "New conversation")."""
-    if not request.headers.get("Accept", "").startswith("text/html"):
-        raise Http404
     return render(request, "web/_panel_chat.html", {
         **shell_context(request), **panel_context(request, request.member),
     })

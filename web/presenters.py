@@ -14,6 +14,8 @@ from django.utils.dateformat import format as format_date
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext
 
+from assistant.app_events import parse_events
+from assistant.card_presentation import CardPresentation, present
 from assistant.cards import WITHDRAWN_ERROR
 from web.markdown import render_markdown
 
@@ -80,6 +82,8 @@ class CardView:
     expires_in: str
     result_json: str
     error: str
+    # What to show first and in which order (assistant.card_presentation).
+    presentation: CardPresentation | None = None
 
     @property
     def is_pending(self) -> bool:
@@ -193,12 +197,8 @@ def event_lines(content: str, titles: dict[str, str]) -> list[str]:
     """An application-events block (one JSON object per line, see
     assistant.app_events) as sentences for the person; other lines are skipped."""
     lines = []
-    for line in content.splitlines():
-        try:
-            event = json.loads(line)
-        except ValueError:
-            continue
-        if not isinstance(event, dict) or event.get("kind") not in EVENT_PHRASES:
+    for event in parse_events(content):
+        if event.get("kind") not in EVENT_PHRASES:
             continue
         name = str(event.get("tool_name", ""))
         lines.append(EVENT_PHRASES[event["kind"]].format(title=titles.get(name) or humanize_tool_name(name)))
@@ -218,6 +218,7 @@ def card_view(card, *, title: str, now: datetime) -> CardView:
         expires_in=time_left(card.expires_at, now),
         result_json="" if card.result is None else pretty_json(card.result),
         error=card.error or "",
+        presentation=present(card),
     )
 
 

@@ -17,7 +17,6 @@ from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_http_methods
 
 from assistant.page_shell import shell_context
-from assistant.proposals import TRIFECTA_WARNING
 from conversations.selectors import ConversationNotFound
 from organizations.api import SESSION_ORGANIZATION_KEY
 from organizations.members import memberships_of
@@ -71,7 +70,6 @@ def chat(request, conversation_id: UUID | None = None):
         "sidebar": selectors.sidebar(request.member, current_id=str(conversation_id or "")),
         "current_id": str(conversation_id or ""),
         "examples": EXAMPLES,
-        "trifecta_warning": TRIFECTA_WARNING,
     })
 
 
@@ -83,7 +81,7 @@ def conversation_messages(request, conversation_id: UUID):
         page = selectors.conversation_page(request.member, conversation_id)
     except ConversationNotFound:
         raise Http404("No such conversation.") from None
-    return render(request, "web/_messages.html", {"page": page, "trifecta_warning": TRIFECTA_WARNING})
+    return render(request, "web/_messages.html", {"page": page})
 
 
 @require_GET
@@ -111,7 +109,7 @@ def card(request, card_id: UUID):
         view = selectors.card_for_member(request.member, card_id)
     except selectors.CardNotFound:
         raise Http404("No such card.") from None
-    return render(request, "web/_card.html", {"card": view, "trifecta_warning": TRIFECTA_WARNING})
+    return render(request, "web/_card.html", {"card": view})
 
 
 @require_GET

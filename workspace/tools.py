@@ -6,6 +6,7 @@ answered as "No note with id N.".
 """
 
 import re
+import unicodedata
 from datetime import datetime
 from smtplib import SMTPException
 from typing import Annotated
@@ -34,9 +35,35 @@ def _valid_email(value: str) -> str:
     return value
 
 
+# Emoji sequences are joined by ZERO WIDTH JOINER between two pictographs: that one is kept.
+_ZWJ = "\u200d"
+
+
+def _no_hidden_characters(value: str) -> str:
+    """Refuse Unicode format characters (category Cf: right-to-left override,
+    zero-width space, soft hyphen…): they reorder or hide what the person
+    reads on the card, and a mail header can't carry them."""
+    for index, char in enumerate(value):
+        if unicodedata.category(char) != "Cf" or _joins_emoji(value, index):
+            continue
+        raise ValueError(
+            f"contains an invisible formatting character (U+{ord(char):04X}) that can hide or reorder "
+            "text; remove it"
+        )
+    return value
+
+
+def _joins_emoji(value: str, index: int) -> bool:
+    if value[index] != _ZWJ or index == 0 or index == len(value) - 1:
+        return False
+    return all(unicodedata.category(value[i]) == "So" or value[i] == "\ufe0f" for i in (index - 1, index + 1))
+
+
+Visible = AfterValidator(_no_hidden_characters)
 EmailAddress = Annotated[
     str,
     Field(min_length=3, max_length=254, json_schema_extra={"format": "email"}),
+    Visible,
     AfterValidator(_valid_email),
 ]
 NoteId = Annotated[int, Field(ge=1, description="The id of a note, as returned by search_notes.")]
@@ -114,8 +141,8 @@ class DeleteNoteOutput(BaseModel):
 class SendEmailInput(ToolInput):
     to: EmailAddress = Field(description="One recipient address.")
     # One line: a mail header can't hold a line break (the model gets a correctable error).
-    subject: str = Field(min_length=1, max_length=300, pattern=r"^[^\r\n]*$")
-    body: str = Field(min_length=1, max_length=50_000)
+    subject: Annotated[str, Visible] = Field(min_length=1, max_length=300, pattern=r"^[^\r\n]*$")
+    body: Annotated[str, Visible] = Field(min_length=1, max_length=50_000)
 
 
 class SendEmailOutput(BaseModel):
@@ -224,11 +251,26 @@ def perform_delete_note(member: Member, params: DeleteNoteInput) -> dict:
     return {"id": note.id, "title": note.title, "deleted": True}
 
 
+def shown_address(address: str) -> str:
+    """The recipient as the card shows it: a domain with non-ASCII letters in
+    its ASCII (punycode) form, where the mail really goes, with a note; a
+    Cyrillic "а" would otherwise pass for a Latin "a"."""
+    local, _, domain = address.rpartition("@")
+    if domain.isascii():
+        return address
+    try:
+        ascii_domain = domain.encode("idna").decode("ascii")
+    except UnicodeError:
+        return address  # validate_email accepted it; the card still says it is not plain ASCII
+    return (f"{local}@{ascii_domain}\n(The domain is written with non-ASCII letters, “{domain}”; "
+            "it is shown in the ASCII form the mail is sent to. Check it is the one you mean.)")
+
+
 def describe_send_email(member: Member, params: SendEmailInput) -> Description:
     # The whole effect up front (recipient, subject, full body): what the
     # person confirms is exactly what leaves, nothing hidden behind "Details".
     return Description(
-        text=f"Send an email\nTo: {params.to}\nSubject: {params.subject}\n\n{params.body}",
+        text=f"Send an email\nTo: {shown_address(params.to)}\nSubject: {params.subject}\n\n{params.body}",
         snapshot={
             "to": params.to,
             "subject": params.subject,
@@ -307,6 +349,8 @@ TOOLSET = Toolset(
             output=DeleteNoteOutput,
             describe=describe_delete_note,
             perform=perform_delete_note,
+            # Its description and outcome name the note: a read of the person's notes.
+            shows=frozenset({"private"}),
         ),
         Tool(
             name="send_email",
@@ -317,6 +361,8 @@ TOOLSET = Toolset(
             output=SendEmailOutput,
             describe=describe_send_email,
             perform=perform_send_email,
+            # The card and the outcome repeat what the model wrote (and a sent mail's id).
+            shows=frozenset(),
         ),
     ),
 )

@@ -91,6 +91,12 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
 _EVENTS_BLOCK = re.compile(r"<application_events>.*?</application_events>", re.S)
 _OPEN_NOTE = re.compile(r"has the note with id (\d+) open")
 NO_OPEN_NOTE = "I don't know which note you mean: open a note in the product, then ask me again."
+# Events of cards whose action was done (or may have been): never proposed again.
+_DONE_KINDS = frozenset({"confirmed", "outcome_unknown"})
+ALREADY_DONE = (
+    "You already confirmed this exact action in this conversation and it was carried out, "
+    "so I am not proposing it a second time."
+)
 
 
 class OfflineModelClient:
@@ -124,6 +130,8 @@ def answer(request: ModelRequest) -> tuple[_Call | None, str]:
     offered = {tool.name for tool in request.tools}
     if call is not None and call.name not in offered:
         return None, f"I would use the tool {call.name}, but it is not available here."
+    if call is not None and (call.name, _canonical(call.input)) in _done_actions(request.history):
+        return None, ALREADY_DONE
     return call, text
 
 
@@ -245,6 +253,25 @@ def _open_note(history: list) -> int | None:
                 if match:
                     return int(match.group(1))
     return None
+def _done_actions(history: list) -> set[tuple[str, str]]:
+    """(tool, input) of the cards the application told were confirmed."""
+    done = set()
+    for item in history:
+        if not isinstance(item, UserText):
+            continue
+        for block in _EVENTS_BLOCK.findall(item.text):
+            for line in block.splitlines():
+                event = _json(line)
+                if event.get("kind") in _DONE_KINDS and isinstance(event.get("input"), str):
+                    try:
+                        done.add((str(event.get("tool_name")), _canonical(json.loads(event["input"]))))
+                    except ValueError:
+                        continue
+    return done
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
 
 
 def _last_calls(history: list) -> dict[str, str]:

@@ -144,6 +144,11 @@ class Tool:
     result_marks: ResultMarksFunction | None = None
     describe: DescribeFunction | None = None
     perform: RunFunction | None = None
+    # A confirm/send tool's description, proposal and outcome go back to the
+    # model (a note's title, a sent mail's id): the flags of what they show
+    # beyond the model's own input. Required for those classes, even empty,
+    # so that no such tool leaks a read the trifecta guard never counts.
+    shows: frozenset[str] | None = None
     # Per-tool override of the hints derived from the class, e.g. {"idempotent_hint": True}.
     annotations: Mapping[str, bool | None] = field(default_factory=dict)
 
@@ -152,8 +157,10 @@ class Tool:
 
     @property
     def flags(self) -> frozenset[str]:
+        """What a call taints the context with: its declared flags, and for a
+        confirm/send tool what its description and outcome show the model."""
         flags = {"private": self.private, "untrusted": self.untrusted}
-        return frozenset(flag for flag, on in flags.items() if on)
+        return frozenset(flag for flag, on in flags.items() if on) | (self.shows or frozenset())
 
     @property
     def runs_in_loop(self) -> bool:
@@ -174,6 +181,7 @@ def _check_declaration(tool: Tool) -> None:
     if tool.output is not None and not (isinstance(tool.output, type) and issubclass(tool.output, BaseModel)):
         raise ImproperlyConfigured(f"{where}: output must be a pydantic model class.")
     _check_functions(tool, where)
+    _check_shows(tool, where)
     if tool.takes_context and tool.tool_class != "write":
         raise ImproperlyConfigured(f"{where}: only a write tool takes the context (it stores what it writes).")
     _check_forbids_unknown_fields(input_schema(tool), where)
@@ -190,6 +198,23 @@ def _check_functions(tool: Tool, where: str) -> None:
         raise ImproperlyConfigured(
             f"{where}: a {tool.tool_class} tool has `describe` and `perform`, no `run`."
         )
+
+
+SHOWN_FLAGS = frozenset({"private", "untrusted"})
+
+
+def _check_shows(tool: Tool, where: str) -> None:
+    if tool.runs_in_loop:
+        if tool.shows is not None:
+            raise ImproperlyConfigured(f"{where}: `shows` is for confirm/send tools; a read result has its flags.")
+        return
+    if tool.shows is None:
+        raise ImproperlyConfigured(
+            f"{where}: a {tool.tool_class} tool declares `shows`: the flags (private, untrusted) of what its "
+            "description, proposal and outcome show the model, frozenset() when only what the model wrote."
+        )
+    if not isinstance(tool.shows, frozenset) or not tool.shows <= SHOWN_FLAGS:
+        raise ImproperlyConfigured(f"{where}: `shows` is a frozenset of {sorted(SHOWN_FLAGS)}.")
 
 
 def _check_forbids_unknown_fields(schema: Any, where: str) -> None:

@@ -439,7 +439,8 @@ export function mountChat(chat, { panel = false } = {}) {
     if (!response.ok) return;
     const pill = document.querySelector('[data-credits]');
     const credits = response.data;
-    pill.querySelector('[data-credits-value]').textContent = credits.remainingCredits;
+    // The top bar's pill, and the panel's line when there is one.
+    document.querySelectorAll('[data-credits-value]').forEach((node) => { node.textContent = credits.remainingCredits; });
     pill.classList.toggle('pill--empty', credits.remainingCredits <= 0);
     document.querySelector('[data-credits-details]').textContent = interpolate(
       gettext('%(used)s used, %(reserved)s reserved of %(granted)s this month (%(month)s, UTC)'),

@@ -13,6 +13,7 @@ const CARD_ERRORS = {
   stale: gettext('What this card would do has changed since it was proposed, so nothing was done. Ask the assistant again.'),
   expired: gettext('This card has expired, so nothing was done. Ask the assistant again if you still want it.'),
   decided: gettext('This card was already decided.'),
+  repeat: gettext('An identical action was already done in this conversation: the card now says so. Use “Confirm again” to do it a second time.'),
 };
 
 function initDrawer() {
@@ -97,7 +98,9 @@ async function decideCard(button) {
   buttons.forEach((node) => { node.disabled = true; });
   button.setAttribute('aria-busy', 'true');
   const url = `/api/cards/${encodeURIComponent(id)}/${action}`;
-  const response = await api('POST', url, action === 'confirm' ? { hash: card.dataset.cardHash } : {});
+  // "Confirm again" on a card that says it repeats an action already done.
+  const repeat = 'cardRepeat' in card.dataset ? { acknowledgeRepeat: true } : {};
+  const response = await api('POST', url, action === 'confirm' ? { hash: card.dataset.cardHash, ...repeat } : {});
   const problem = response.ok ? '' : (CARD_ERRORS[response.data.code] ?? response.data.detail);
   let fresh = null;
   try {

@@ -21,7 +21,6 @@ from mcp.types import INVALID_PARAMS, INVALID_REQUEST, CallToolRequestParams, Li
 from assistant.tools.framework import UnknownTool
 from surfaces.mcp import tools
 from surfaces.mcp.auth import ApiTokenVerifier, member_of
-from surfaces.mcp.sessions import SessionOwnerMismatch, state_for
 from surfaces.mcp.throttle import seconds_to_wait
 
 logger = logging.getLogger("surfaces.mcp")
@@ -57,16 +56,11 @@ async def call_tool(ctx, params: CallToolRequestParams):
     if retry_after is not None:
         raise MCPError(code=THROTTLED, message=f"Too many tool calls: retry in {retry_after} s.",
                        data={"code": "throttled", "retryAfter": retry_after})
-    session_id = ctx.request.headers.get("mcp-session-id") if ctx.request is not None else None
-    try:
-        state = state_for(session_id, member)
-    except SessionOwnerMismatch:
-        raise MCPError(code=INVALID_REQUEST, message="This session belongs to someone else.") from None
     site_url = str(ctx.request.base_url) if ctx.request is not None else ""
     started = time.monotonic()
     try:
         result = await _like_a_request(tools.call_tool)(
-            member, state, params.name, params.arguments or {}, site_url=site_url)
+            member, params.name, params.arguments or {}, site_url=site_url)
     except UnknownTool as error:
         raise MCPError(code=INVALID_PARAMS, message=str(error)) from None
     # Ids, kinds and durations only: never the input or the result.
@@ -97,9 +91,17 @@ def transport_security() -> TransportSecuritySettings:
 
 
 def mcp_app():
-    """The Starlette app serving /mcp; it needs the ASGI lifespan (see surfaces/mcp/asgi.py)."""
+    """The Starlette app serving /mcp; it needs the ASGI lifespan (see surfaces/mcp/asgi.py).
+
+    Stateless: each request stands alone (no `Mcp-Session-Id`, nothing kept in
+    the process), so any web process serves any client with no sticky routing.
+    What a session would remember — the trifecta guard's taint, the calls —
+    is in the database (record.py). The SDK has no shared session store (its
+    event store only replays a stream's events), and the tools need no
+    server-initiated messages, which are what a session would carry."""
     return build_server().streamable_http_app(
         streamable_http_path=MCP_PATH,
+        stateless_http=True,
         transport_security=transport_security(),
         # The SDK requires an issuer; with our own token verifier and no OAuth
         # routes (resource_server_url=None) it is never shown or fetched.

@@ -4,7 +4,8 @@
 transaction, with the conservative untrusted context: the server can't know
 what else the MCP client's model has read). `confirm` and `send` tools never
 act here: they create the same pending card as in a turn, in a conversation
-that holds the session's cards, and answer where the person confirms it.
+of surface `mcp` that holds every call (record.py), and answer where the
+person confirms it.
 """
 
 import json
@@ -19,17 +20,15 @@ from mcp import types
 from pydantic import BaseModel, Field
 
 from assistant import proposals
+from assistant.card_presentation import present
 from assistant.models import ActionCard
 from assistant.tools import framework
 from assistant.tools.registry import all_tools, get_tool
 from assistant.trifecta import Route, route_call
-from conversations.models import Message, Thread, ToolCall
-from conversations.selectors import threads_of
-from conversations.services import message_append, thread_create
+from config.serializers import unstorable_text
+from conversations.models import ToolCall
 from organizations.members import Member
-from surfaces.mcp.sessions import McpSessionState
-
-CARDS_THREAD_TITLE = "Actions proposed over MCP"
+from surfaces.mcp import record
 
 
 class ProposedCard(BaseModel):
@@ -63,27 +62,40 @@ def _mcp_tool(tool: framework.Tool) -> types.Tool:
     )
 
 
-def call_tool(member: Member, state: McpSessionState, name: str, arguments: Any, *,
-              site_url: str) -> types.CallToolResult:
-    """One tools/call. UnknownTool propagates (the server answers a protocol
-    error); anything the caller can correct is an error result."""
+def call_tool(member: Member, name: str, arguments: Any, *, site_url: str) -> types.CallToolResult:
+    """One tools/call, stored whole in the person's MCP conversation
+    (record.py). UnknownTool propagates (the server answers a protocol error);
+    anything the caller can correct is an error result."""
     tool = get_tool(name)
+    # As the API: text PostgreSQL can't store (NUL, lone surrogates) is refused
+    # before anything is written, so such a call is not recorded.
+    problem = unstorable_text(arguments)
+    if problem:
+        return _error(f"Invalid input for {tool.name}: {problem}")
+    now = timezone.now()
+    with transaction.atomic():
+        taint = record.taint_locked(member, now)
+        # Counted from the call, before it runs: as in a turn, a call taints whatever its outcome.
+        record.add_reads(member, tool, tool.flags, now)
+        call = record.call_started(member, record.conversation_locked(member, now), tool.name, arguments, now)
     try:
         parsed = framework.parse_input(tool, arguments)
-    except framework.ToolInputError as error:
-        return _error(str(error))
-    route = route_call(tool.tool_class, state.taint, settings.ASSISTANT_TRIFECTA)
-    state.add_taint(tool.tool_class, tool.flags)
-    if route == Route.REFUSE:
-        return _error(proposals.TRIFECTA_REFUSAL)
-    try:
+        route = route_call(tool.tool_class, taint, settings.ASSISTANT_TRIFECTA)
+        if route == Route.REFUSE:
+            raise framework.ToolError(proposals.TRIFECTA_REFUSAL)
         if route == Route.RUN:
             result = framework.execute(tool, member, parsed, context=framework.ToolContext())
-            state.add_taint(tool.tool_class, framework.result_marks(tool, result))
+            record.add_reads(member, tool, framework.result_marks(tool, result), timezone.now())
+            record.call_finished(call, result, is_error=False)
             return _result(tool, result)
-        card = _propose(member, state, tool, parsed, warning=route == Route.PROPOSE_WITH_WARNING)
+        card = _propose(member, call, tool, parsed, warning=route == Route.PROPOSE_WITH_WARNING)
     except framework.ToolError as error:
-        return _error(str(error) or type(error).__name__)
+        text = str(error) or type(error).__name__
+        record.call_finished(call, {"error": text}, is_error=True)
+        return _error(text)
+    except Exception:
+        record.call_finished(call, {"error": "The tool failed unexpectedly."}, is_error=True)  # as the loop
+        raise
     return _card_result(card, site_url)
 
 
@@ -104,35 +116,12 @@ def _error(text: str) -> types.CallToolResult:
                                 is_error=True)
 
 
-def _propose(member: Member, state: McpSessionState, tool: framework.Tool, parsed, *, warning: bool) -> ActionCard:
-    """The card, in the session's cards conversation, with the call that proposed it."""
+def _propose(member: Member, call: ToolCall, tool: framework.Tool, parsed, *, warning: bool) -> ActionCard:
+    """The card, in the MCP conversation that holds the call that proposed it."""
     with transaction.atomic():
-        thread = _cards_thread(member, state)
-        message = message_append(member, thread=thread, role=Message.Role.ASSISTANT,
-                                 content=f"Proposed over MCP: {tool.title}.")
-        now = timezone.now()
-        record = ToolCall.objects.create(message=message, position=0, tool_use_id=f"mcp_{message.id.hex}",
-                                         name=tool.name, input=parsed.model_dump(mode="json"), created_at=now)
-        result = proposals.propose(member, turn=None, tool=tool, tool_input=parsed, tool_call=record,
-                                   warning=warning)
-        record.result, record.finished_at = result, timezone.now()
-        record.save(update_fields=["result", "finished_at"])
+        result = proposals.propose(member, turn=None, tool=tool, tool_input=parsed, tool_call=call, warning=warning)
+        record.call_finished(call, result, is_error=False)
         return ActionCard.objects.get(id=result["card_id"])
-
-
-def _cards_thread(member: Member, state: McpSessionState) -> Thread:
-    """The session's cards conversation, row locked (appends take the next seq).
-
-    A new one when the person deleted it, or is chatting in it (a turn
-    appends there too)."""
-    if state.thread_id is not None:
-        # Lock the row: two calls of the session must not take the same seq.
-        thread = threads_of(member).select_for_update().filter(id=state.thread_id).first()
-        if thread is not None and thread.status == Thread.Status.IDLE:
-            return thread
-    thread = thread_create(member, title=CARDS_THREAD_TITLE)
-    state.thread_id = thread.id
-    return thread
 
 
 def _card_result(card: ActionCard, site_url: str) -> types.CallToolResult:
@@ -142,7 +131,6 @@ def _card_result(card: ActionCard, site_url: str) -> types.CallToolResult:
         trifectaWarning=card.trifecta_warning,
     )
     structured = proposed.model_dump(mode="json")
-    text = json.dumps(structured, ensure_ascii=False, separators=(",", ":"))
-    if card.trifecta_warning:
-        text += "\n" + proposals.TRIFECTA_WARNING
+    # The card as every door shows it (warnings first, the whole description), then its data.
+    text = present(card).as_text() + "\n\n" + json.dumps(structured, ensure_ascii=False, separators=(",", ":"))
     return types.CallToolResult(content=[types.TextContent(type="text", text=text)], structured_content=structured)

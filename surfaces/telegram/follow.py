@@ -3,9 +3,9 @@
 "typing…" while it runs, the reply sent with sendMessage and updated with
 editMessageText at most once per TELEGRAM_EDIT_INTERVAL_MS (Telegram allows
 about one edit a second per chat), new chunks past 4,096 as new messages,
-each card as a message with Confirm / Cancel buttons. What was sent is
-recorded after each call (StreamedReply), so a retried task (429, network)
-goes on from there instead of sending twice.
+each card as its messages (replies.card_messages), Confirm / Cancel on the
+last. What was sent is recorded after each call (StreamedReply), so a
+retried task (429, network) goes on from there instead of sending twice.
 """
 
 import logging
@@ -20,7 +20,7 @@ from django.utils import timezone
 from assistant.models import ActionCard
 from surfaces.telegram import bot
 from surfaces.telegram.models import StreamedReply
-from surfaces.telegram.replies import TurnView, card_text, chunk_hash, turn_view
+from surfaces.telegram.replies import TurnView, card_messages, chunk_hash, turn_view
 from surfaces.telegram.services import card_buttons
 
 logger = logging.getLogger("surfaces.telegram")
@@ -63,7 +63,7 @@ def _due(reply: StreamedReply) -> bool:
 
 def _delivered(reply: StreamedReply, view: TurnView) -> bool:
     return reply.chunk_hashes == [chunk_hash(c) for c in view.chunks] and all(
-        str(card.id) in reply.card_messages for card in view.cards
+        len(_sent_of(reply, card)) >= len(card_messages(card)) for card in view.cards
     )
 
 
@@ -84,18 +84,30 @@ def _push(reply: StreamedReply, view: TurnView) -> None:
         changed = True
         _save(reply)
     for card in view.cards:
-        if str(card.id) not in reply.card_messages:
-            reply.card_messages[str(card.id)] = _send_card(reply.chat_id, card)
-            changed = True
-            _save(reply)
+        changed = _send_card(reply, card) or changed
     if changed:
         reply.last_edit_at = timezone.now()
         reply.save(update_fields=["last_edit_at"])
 
 
-def _send_card(chat_id: int, card: ActionCard) -> int:
-    buttons = card_buttons(card) if card.status == ActionCard.Status.PENDING else None
-    return bot.run(lambda b: bot.send_html(b, chat_id, card_text(card), buttons))
+def _sent_of(reply: StreamedReply, card: ActionCard) -> list[int]:
+    """The ids of the card's messages sent so far (one id: a card sent whole
+    as one message before cards could span several)."""
+    sent = reply.card_messages.get(str(card.id), [])
+    return [sent] if isinstance(sent, int) else sent
+
+
+def _send_card(reply: StreamedReply, card: ActionCard) -> bool:
+    """Send what is left of the card, each message recorded once Telegram took it."""
+    chunks, sent = card_messages(card), _sent_of(reply, card)
+    before = len(sent)
+    for index in range(before, len(chunks)):
+        last = index == len(chunks) - 1
+        buttons = card_buttons(card) if last and card.status == ActionCard.Status.PENDING else None
+        sent.append(bot.run(lambda b, c=chunks[index], k=buttons: bot.send_html(b, reply.chat_id, c, k)))
+        reply.card_messages[str(card.id)] = sent
+        _save(reply)
+    return len(sent) > before
 
 
 def _save(reply: StreamedReply) -> None:

@@ -25,7 +25,7 @@ from organizations.members import MembershipSuspended
 from surfaces.telegram import linking, services
 from surfaces.telegram.formatting import escape
 from surfaces.telegram.models import ReceivedUpdate, StreamedReply
-from surfaces.telegram.replies import card_text
+from surfaces.telegram.replies import card_messages
 
 logger = logging.getLogger("surfaces.telegram")
 
@@ -50,6 +50,8 @@ HELP = (
 CARD_REFUSALS = {
     cards.CardStale: "This action changed since it was shown to you; nothing was done. Ask the assistant again.",
     cards.CardDecided: "This card was already decided; nothing was done.",
+    cards.CardRepeat: "An identical action was already done in this conversation; nothing was done. "
+                      "The card now says so: use Confirm again to do it a second time.",
     cards.CardExpired: "This card has expired; nothing was done.",
 }
 CARD_NOT_FOUND = "This card is not yours or no longer exists; nothing was done."
@@ -216,8 +218,9 @@ def handle_click(query: CallbackQuery) -> Outcome:
         answer[1]["text"] = "Done." if click.confirm else "Cancelled."
     if query.message is not None:
         keep = services.card_buttons(card) if card.status == cards.Status.PENDING else None
+        # The clicked message is the card's last (the one with the buttons).
         outcome.calls.append(("edit_html", {"chat_id": query.message.chat.id, "message_id": query.message.message_id,
-                                            "text": card_text(card), "buttons": keep}))
+                                            "text": card_messages(card)[-1], "buttons": keep}))
     return outcome
 
 

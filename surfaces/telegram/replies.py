@@ -1,15 +1,17 @@
 """A turn as Telegram messages: its reply (Markdown → Telegram HTML, split
-under 4,096) and its cards (full description, trifecta warning, outcome).
-Read from what the worker writes, like the browser's progress stream."""
+under 4,096) and its cards (assistant.card_presentation: warnings first, then
+the title, then the whole description, over as many messages as it takes; the
+buttons go on the last). Read from what the worker writes, like the browser's
+progress stream."""
 
 import hashlib
 from dataclasses import dataclass
 from uuid import UUID
 
+from assistant.card_presentation import present
 from assistant.models import ActionCard, Turn
-from assistant.proposals import TRIFECTA_WARNING
 from conversations.models import Message, ToolCall
-from surfaces.telegram.formatting import escape, markdown_to_telegram, split_message
+from surfaces.telegram.formatting import MESSAGE_LIMIT, escape, markdown_to_telegram, split_message
 
 ENDED = (Turn.Status.DONE, Turn.Status.FAILED)
 
@@ -19,7 +21,12 @@ CARD_OUTCOMES = {
     ActionCard.Status.CANCELLED: "✖️ Cancelled: nothing was done.",
     ActionCard.Status.EXPIRED: "⌛ Expired: nothing was done.",
     ActionCard.Status.FAILED: "⚠️ Not done.",
+    ActionCard.Status.OUTCOME_UNKNOWN: "⚠️ Interrupted: it may or may not have been done.",
 }
+# Kept free in a card's last message for its outcome (an error is at most
+# assistant.cards.MAX_ERROR_CHARS), so deciding the card edits that message
+# without moving where the messages before it were cut.
+OUTCOME_ROOM = 700
 
 
 @dataclass(frozen=True)
@@ -56,13 +63,17 @@ def chunk_hash(chunk: str) -> str:
     return hashlib.sha256(chunk.encode()).hexdigest()
 
 
-def card_text(card: ActionCard) -> str:
-    lines = [f"<b>{escape(card.description)}</b>"]
-    if card.trifecta_warning:
-        lines.append(f"⚠️ {escape(TRIFECTA_WARNING)}")
+def card_messages(card: ActionCard) -> list[str]:
+    """The whole card as Telegram HTML messages, in the promised order. Its
+    buttons go on the last one, sent after all the others: Confirm is never
+    offered on a card that was not shown whole."""
+    shown = present(card)
+    lines = [f"⚠️ <b>{escape(notice.text)}</b>" for notice in shown.notices]
+    lines += [f"<b>{escape(shown.title)}</b>", escape(shown.description)]
+    chunks = split_message("\n\n".join(lines), limit=MESSAGE_LIMIT - OUTCOME_ROOM)
     outcome = CARD_OUTCOMES.get(card.status, "")
     if card.status == ActionCard.Status.FAILED and card.error:
         outcome = f"{outcome} {card.error}"
     if outcome:
-        lines.append(f"<i>{escape(outcome)}</i>")
-    return split_message("\n\n".join(lines))[0]
+        chunks[-1] += f"\n\n<i>{escape(outcome)}</i>"
+    return chunks

@@ -9,6 +9,7 @@ from uuid import UUID
 from django.db import transaction
 
 from assistant import cards
+from assistant.card_presentation import present
 from assistant.chat import SubmittedTurn, chat_submit
 from assistant.models import ActionCard
 from conversations.models import Thread
@@ -18,8 +19,9 @@ from organizations.members import Member
 from surfaces.telegram.models import StreamedReply, TelegramLink
 
 SURFACE = "telegram"
-# callback_data is at most 64 bytes: "c" or "x", the card's UUID in hex, and
-# this many hex characters of the fingerprint the person was shown.
+# callback_data is at most 64 bytes: "c" (confirm), "C" (confirm again: the
+# card said an identical action was already done) or "x" (cancel), the card's
+# UUID in hex, and this many hex characters of the fingerprint the person was shown.
 HASH_PREFIX = 24
 
 
@@ -60,11 +62,15 @@ def conversation_restart(link: TelegramLink) -> None:
 
 
 def card_buttons(card: ActionCard) -> list[tuple[str, str]]:
-    return [("Confirm", callback_data(card, confirm=True)), ("Cancel", callback_data(card, confirm=False))]
+    """Confirm / Cancel; "Confirm again" on a card that says it repeats an action already done."""
+    again = present(card).acknowledgement_required
+    return [("Confirm again" if again else "Confirm", callback_data(card, confirm=True, again=again)),
+            ("Cancel", callback_data(card, confirm=False))]
 
 
-def callback_data(card: ActionCard, *, confirm: bool) -> str:
-    return f"{'c' if confirm else 'x'}{card.id.hex}{card.snapshot_hash[:HASH_PREFIX]}"
+def callback_data(card: ActionCard, *, confirm: bool, again: bool = False) -> str:
+    kind = ("C" if again else "c") if confirm else "x"
+    return f"{kind}{card.id.hex}{card.snapshot_hash[:HASH_PREFIX]}"
 
 
 @dataclass(frozen=True)
@@ -72,16 +78,17 @@ class Click:
     confirm: bool
     card_id: UUID
     hash_prefix: str
+    again: bool = False  # the person saw that an identical action was already done
 
 
 def parse_click(data: str) -> Click | None:
-    if len(data) != 1 + 32 + HASH_PREFIX or data[0] not in "cx":
+    if len(data) != 1 + 32 + HASH_PREFIX or data[0] not in "cCx":
         return None
     try:
         card_id = UUID(hex=data[1:33])
     except ValueError:
         return None
-    return Click(confirm=data[0] == "c", card_id=card_id, hash_prefix=data[33:])
+    return Click(confirm=data[0] in "cC", card_id=card_id, hash_prefix=data[33:], again=data[0] == "C")
 
 
 def card_click(member: Member, click: Click) -> ActionCard:
@@ -95,4 +102,5 @@ def card_click(member: Member, click: Click) -> ActionCard:
         return cards.card_cancel(member, card_id=card.id)
     shown = card.snapshot_hash[:HASH_PREFIX]
     matches = hmac.compare_digest(shown.encode(), click.hash_prefix.encode())
-    return cards.card_confirm(member, card_id=card.id, shown_hash=card.snapshot_hash if matches else click.hash_prefix)
+    return cards.card_confirm(member, card_id=card.id, shown_hash=card.snapshot_hash if matches else click.hash_prefix,
+                              acknowledged_repeat=click.again)

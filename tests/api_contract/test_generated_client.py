@@ -71,8 +71,8 @@ def test_a_generated_client_lists_gets_uploads_chats_follows_and_confirms(owner,
         again = api.api.cards.card_confirm.sync(
             client=client, card_id=card.id, body=models.ConfirmRequestRequest(hash_=shown.hash_),
         )
-        assert isinstance(again, models.ErrorStaleDecided)
-        assert again.code == models.ErrorStaleDecidedCodeEnum.DECIDED
+        assert isinstance(again, models.ErrorStaleDecidedRepeat)
+        assert again.code == models.ErrorStaleDecidedRepeatCodeEnum.DECIDED
         assert again.card.status == models.ActionCardStatusEnum.CONFIRMED
 
 

@@ -147,7 +147,7 @@ def test_each_operation_documents_its_own_codes(document):
     assert "conversation_too_large" in error_codes(document, put, "413")
     assert error_codes(document, operation(document, "conversation_delete"), "409") == ["conversation_busy"]
     confirm = operation(document, "card_confirm")
-    assert error_codes(document, confirm, "409") == ["stale", "decided"]
+    assert error_codes(document, confirm, "409") == ["stale", "decided", "repeat"]
     assert error_codes(document, confirm, "410") == ["expired"]
     assert json_schema(document, confirm, "409")["properties"]["card"]["$ref"].endswith("/ActionCard")
     assert "409" not in operation(document, "credits_get")["responses"]

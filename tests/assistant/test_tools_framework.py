@@ -78,7 +78,8 @@ def describe_echo(member, params):
 
 def make_tool(name="echo", tool_class="read", **overrides):
     functions = (
-        {"run": echo} if tool_class in ("read", "write") else {"describe": describe_echo, "perform": echo}
+        {"run": echo} if tool_class in ("read", "write")
+        else {"describe": describe_echo, "perform": echo, "shows": frozenset()}
     )
     declaration = {
         "name": name,

@@ -10,13 +10,11 @@ from django.utils import timezone
 from mcp.shared.exceptions import MCPError
 
 from assistant.models import ActionCard
-from assistant.trifecta import Taint, is_trifecta
 from conversations.models import Thread
 from organizations.members import Member
 from organizations.models import ApiToken, Membership
 from organizations.tokens import create_token
 from surfaces.mcp.server import transport_security
-from surfaces.mcp.sessions import SessionOwnerMismatch, state_for
 from tests.surfaces.mcp_server import RunningServer, mcp_session, run
 from workspace.models import InboxMessage, Note
 
@@ -176,9 +174,9 @@ def test_a_send_after_private_and_untrusted_reads_in_the_session_carries_the_war
     assert ActionCard.objects.get(id=after.structured_content["cardId"]).trifecta_warning
     assert mail.outbox == []
 
-    # Another session starts clean: the guard follows the session.
+    # Another session inherits it: the guard follows the person, not the session.
     fresh = call(server, owner, "send_email", {"to": "c@example.com", "subject": "Hi", "body": "z"})
-    assert fresh.structured_content["trifectaWarning"] is False
+    assert fresh.structured_content["trifectaWarning"] is True
 
 
 def test_with_block_the_send_is_refused(server, owner, settings):
@@ -187,16 +185,6 @@ def test_with_block_the_send_is_refused(server, owner, settings):
     assert not before.is_error
     assert after.is_error and "Refused" in after.content[0].text
     assert ActionCard.objects.count() == 1
-
-
-def test_session_state_belongs_to_one_person_and_no_session_means_tainted(owner, colleague):
-    state = state_for("session-a", owner.member)
-    state.add_taint("read", {"private"})
-    assert state_for("session-a", owner.member).taint == Taint(read_private=True)
-    with pytest.raises(SessionOwnerMismatch):
-        state_for("session-a", colleague.member)
-    # A request of the session-less protocol can't show what its client read before.
-    assert is_trifecta(state_for(None, owner.member).taint)
 
 
 def test_dns_rebinding_protection_follows_allowed_hosts(settings):

@@ -94,11 +94,13 @@ def test_another_persons_card_is_not_found_and_unlinked_clicks_do_nothing(owner,
     assert ActionCard.objects.get().status == "pending" and Note.objects.exists()
 
 
-def test_a_card_message_carries_the_full_description_and_the_trifecta_warning(card):
+def test_a_card_message_carries_the_full_description_and_the_trifecta_warning_first(card):
     from assistant.proposals import TRIFECTA_WARNING
     from surfaces.telegram.formatting import escape
-    from surfaces.telegram.replies import card_text
+    from surfaces.telegram.replies import card_messages
 
-    assert escape(card.description) in card_text(card) and "⚠️" not in card_text(card)
+    [text] = card_messages(card)
+    assert escape(card.description) in text and "⚠️" not in text
     card.trifecta_warning = True
-    assert escape(TRIFECTA_WARNING) in card_text(card)
+    [text] = card_messages(card)
+    assert text.index(escape(TRIFECTA_WARNING)) < text.index(escape(card.description))

@@ -60,6 +60,8 @@ def test_delete_a_note_from_the_panel_then_keep_the_conversation_across_pages(br
     card.wait_for()
     wait_for_reply(page)
     assert_accessible(page, "the panel with a pending card")
+    credits_left = page.locator("[data-credits] [data-credits-value]").inner_text()
+    assert panel.locator("[data-credits-value]").inner_text() == credits_left  # the panel says the credits too
     effects = page.evaluate_handle("""() => { const seen = [];
       document.addEventListener('assistant:effect', (event) => seen.push(event.detail)); return seen; }""")
     card.get_by_role("button", name="Confirm").click()

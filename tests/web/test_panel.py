@@ -3,6 +3,7 @@ conversation (GET /assistant/panel/chat) and the {% assistant_panel %} tag:
 the fixed cast, bad input, another person's conversation or note."""
 
 import json
+import re
 
 import pytest
 from django.contrib.auth.models import AnonymousUser
@@ -81,5 +82,6 @@ def test_the_tag_checks_the_page_context_against_the_persons_rights(owner, colle
     theirs = Note.objects.create(organization=colleague.organization, owner=colleague.user, title="Theirs")
     shown = render_tag(owner, f'{{% assistant_panel context_kind="note" context_id={mine.id} %}}')
     assert f'data-context-kind="note" data-context-id="{mine.id}"' in shown and "“Mine”" in shown
+    assert re.search(r"<span data-credits-value>\d+</span>&nbsp;credits left", shown)  # without the top bar's context
     hidden = render_tag(owner, f'{{% assistant_panel context_kind="note" context_id={theirs.id} %}}')
     assert "data-context-kind" not in hidden and "Theirs" not in hidden

@@ -48,7 +48,7 @@ def iso(moment):
         ("read_note", "read", {"private"}),
         ("read_inbox", "read", {"untrusted"}),
         ("create_note", "write", set()),
-        ("delete_note", "confirm", set()),
+        ("delete_note", "confirm", {"private"}),  # its card and outcome name the note
         ("send_email", "send", set()),
     ],
 )

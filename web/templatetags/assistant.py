@@ -12,6 +12,7 @@ Without a signed-in member (anonymous, or no organization yet) it renders nothin
 from django import template
 from django.template.loader import render_to_string
 
+from credits.selectors import credits_summary
 from organizations.members import MembershipSuspended, NoOrganization, OrganizationRequired
 from organizations.pages import member_for_session
 from web.panel import panel_context
@@ -31,4 +32,6 @@ def assistant_panel(context, context_kind: str = "", context_id="") -> str:
         except (NoOrganization, OrganizationRequired, MembershipSuspended):
             return ""
     values = panel_context(request, member, context_kind=context_kind, context_id=str(context_id))
+    if context.get("credits") is None:  # a host page without the top bar's context
+        values["credits"] = credits_summary(member)
     return render_to_string("web/_panel.html", {**context.flatten(), **values}, request=request)

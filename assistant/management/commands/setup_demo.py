@@ -1,5 +1,7 @@
 """`make run`: create, once, a demo organization with a demo login and a staff login."""
 
+import os
+
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
@@ -32,10 +34,11 @@ class Command(BaseCommand):
                                              defaults={"role": Membership.Role.ADMIN})
         call_command("seed_demo_workspace", DEMO_ORGANIZATION, DEMO_USER, verbosity=0)
         option = selected_option()
+        site = f"http://127.0.0.1:{os.environ.get('PORT', '8000')}"  # scripts/run.sh serves on PORT
         self.stdout.write(
             # The product first: its pages with the assistant panel; the chat page stays at /.
-            "\n  The demo product (notes, inbox, sent mail, with the assistant panel): http://127.0.0.1:8000/notes/\n"
-            "  The assistant's own chat page: http://127.0.0.1:8000/\n"
+            f"\n  The demo product (notes, inbox, sent mail, with the assistant panel): {site}/notes/\n"
+            f"  The assistant's own chat page: {site}/\n"
             f"  Log in as {DEMO_USER} / {DEMO_PASSWORD}   (staff admin: {STAFF_USER} / {STAFF_PASSWORD} at /admin/)\n"
             f"  Model: {option.label}"
             + ("" if option.label == option.processing_label else f" ({option.processing_label})")
