@@ -8,7 +8,7 @@ APP_STAMP := $(VENV)/.installed-app
 STAMP := $(VENV)/.installed
 PIP := $(PY) -m pip install --disable-pip-version-check --progress-bar off
 
-.PHONY: run serve test messages bench bench-compare bench-reservation loadtest lint clean
+.PHONY: run serve test messages bench bench-compare bench-reservation bench-first-word loadtest lint clean
 
 $(APP_STAMP): pyproject.toml
 	@test -x $(PY) || { echo "== Creating the virtualenv $(VENV)"; $(PYTHON) -m venv $(VENV); }
@@ -60,6 +60,10 @@ bench-compare: $(STAMP) $(PEER_VENV)/.installed
 
 bench-reservation: $(STAMP)
 	$(PY) bench/reservation.py
+
+# From POST /api/chat to the first text event, on make run's and make serve's stacks; appends to bench/README.md.
+bench-first-word: $(STAMP)
+	$(PY) bench/first_word.py --write
 
 # A bounded load test of the production stack (not part of `make test`); appends to bench/README.md.
 loadtest: $(STAMP)

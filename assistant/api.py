@@ -9,6 +9,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.core.handlers.asgi import ASGIRequest
 from django.core.validators import RegexValidator
 from django.http import JsonResponse, StreamingHttpResponse
+from django.utils.translation import gettext
 from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field, inline_serializer
@@ -16,7 +17,7 @@ from rest_framework import renderers, serializers, status
 from rest_framework.response import Response
 from sse_starlette.event import ServerSentEvent
 
-from assistant import chat, chat_reply, live, page_context, progress, selectors, turns
+from assistant import chat, chat_reply, live, page_context, progress, selectors, service, turns
 from assistant.models import Turn
 from config.api_errors import ApiError, bad_request, conflict, not_found
 from config.openapi import errors
@@ -239,6 +240,11 @@ TurnResponse = inline_serializer("TurnStatus", {
     "steps": serializers.IntegerField(),
     "messageIds": serializers.ListField(child=serializers.UUIDField()),
     "costMicros": serializers.IntegerField(), "reservedMicros": serializers.IntegerField(),
+    "serviceDown": serializers.BooleanField(help_text=(
+        "True while the turn is still queued after SERVICE_DOWN_SECONDS (15 by default) and no worker has "
+        "written its heartbeat lately: the service is not answering. The turn is kept and runs when it is back.")),
+    "notice": serializers.CharField(allow_null=True, help_text=(
+        "What to tell the person, in the request's language (while `serviceDown`), else null.")),
 })
 
 
@@ -254,8 +260,13 @@ class TurnView(MemberAPIView):
             "id": str(turn.id), "conversationId": str(turn.thread_id) if turn.thread_id else None,
             "status": turn.status, "failureKind": turn.failure_kind or None, "steps": turn.steps,
             "messageIds": [str(i) for i in message_ids], "costMicros": turn.cost_micros,
-            "reservedMicros": turn.reserved_micros,
+            "reservedMicros": turn.reserved_micros, **service_status(turn),
         })
+
+
+def service_status(turn: Turn) -> dict:
+    down = service.service_down(turn)
+    return {"serviceDown": down, "notice": gettext(service.SERVICE_DOWN_NOTICE) if down else None}
 
 
 def turn_or_404(member, raw_id: str):
@@ -363,7 +374,8 @@ def async_endpoint(view):
     checked = sync_to_async(check_then_release)
 
     async def endpoint(request, *args, **kwargs):
-        return await checked(request, *args, **kwargs)
+        async with live.read_slot():  # a crowd of streams opening reads a few at a time, as it follows
+            return await checked(request, *args, **kwargs)
 
     endpoint.cls, endpoint.initkwargs, endpoint.csrf_exempt = view.cls, view.initkwargs, True
     return endpoint

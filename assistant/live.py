@@ -8,7 +8,7 @@ catch-up from `Last-Event-ID`), then forwards publications without a query
 while it waits; it reads the database again only when a publication shows that
 something was missed, and once at the end. Pub/sub is at-most-once, so the
 database stays the truth and each publication is numbered per turn (`n`) to
-make a loss visible. Without Redis the stream polls the database.
+make a loss visible. Without Redis the stream polls the database (assistant.polled).
 
 Publishing never fails a turn: a Redis error is logged (ids only) and the
 stream's next database read catches up.
@@ -21,17 +21,23 @@ import logging
 import os
 import time
 import weakref
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from uuid import UUID
 
 import redis
 import redis.asyncio
-from asgiref.sync import sync_to_async
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import transaction
 
 from assistant import progress
+from assistant.polled import (  # noqa: F401  (the stream's doors call them through this module)
+    catch_up,
+    poll_turn,
+    poll_turn_blocking,
+    read_slot,
+    release_database,
+)
 from assistant.progress import Cursor, Event
 
 logger = logging.getLogger("assistant.live")
@@ -126,24 +132,6 @@ def publish_turn_ended(turn_id: UUID) -> None:
 
 
 # --- Following (the web) ---------------------------------------------------------
-
-def release_database() -> None:
-    """An open stream must not hold a database connection while it waits (a
-    thousand streams would be a thousand idle PostgreSQL backends): close this
-    thread's connection after each read. Never inside a transaction."""
-    if not connection.in_atomic_block:
-        connection.close()
-
-
-def _read_and_release(turn_id: UUID, cursor: Cursor) -> tuple[list[Event], bool]:
-    try:
-        return progress.turn_events(turn_id, cursor)
-    finally:
-        release_database()
-
-
-catch_up: Callable[[UUID, Cursor], Awaitable[tuple[list[Event], bool]]] = sync_to_async(_read_and_release)
-
 
 async def follow_turn(turn_id: UUID, cursor: Cursor) -> AsyncIterator[Event | None]:
     """The turn's events from `cursor` until it ends; None is a keep-alive.
@@ -329,52 +317,3 @@ def _deliver(inbox: asyncio.Queue, data) -> None:
     if inbox.full():
         inbox.get_nowait()  # the oldest goes: the stream sees a gap in `n` and reads the database
     inbox.put_nowait(data)
-
-
-class _PollPace:
-    """When a polled stream ends (STREAM_MAX_SECONDS) and when it owes the
-    client a heartbeat (nothing sent for STREAM_HEARTBEAT_SECONDS)."""
-
-    def __init__(self):
-        self.last_sent = time.monotonic()
-        self.deadline = self.last_sent + settings.STREAM_MAX_SECONDS
-
-    def open(self) -> bool:
-        return time.monotonic() < self.deadline
-
-    def heartbeat_due(self, sent: bool) -> bool:
-        now = time.monotonic()
-        if sent or now - self.last_sent >= settings.STREAM_HEARTBEAT_SECONDS:
-            self.last_sent = now
-            return not sent
-        return False
-
-
-async def poll_turn(turn_id: UUID, cursor: Cursor, *, sleep=asyncio.sleep) -> AsyncIterator[Event | None]:
-    """Without Redis (the embedded default): read the database a few times a second."""
-    pace = _PollPace()
-    while pace.open():
-        events, ended = await catch_up(turn_id, cursor)
-        for event in events:
-            yield event
-        if ended:
-            return
-        if pace.heartbeat_due(sent=bool(events)):
-            yield None
-        await sleep(settings.STREAM_POLL_SECONDS)
-
-
-def poll_turn_blocking(turn_id: UUID, cursor: Cursor, *, sleep=time.sleep) -> Iterator[Event | None]:
-    """Under WSGI (`make run`'s dev server, the test client) a stream holds its
-    thread anyway: it polls the database from it, as `poll_turn` does."""
-    pace = _PollPace()
-    while pace.open():
-        events, ended = progress.turn_events(turn_id, cursor)
-        yield from events
-        if ended:
-            return
-        if pace.heartbeat_due(sent=bool(events)):
-            yield None
-        sleep(settings.STREAM_POLL_SECONDS)
-
-

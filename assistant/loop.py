@@ -75,6 +75,10 @@ SYSTEM_PROMPT = (
 )
 
 FLUSH_SECONDS = 0.25
+# A reply's first text is written at most this long after its step started:
+# a model that answers at once shows its first words at once (issue 21), and a
+# step that ends within it is still one INSERT.
+FIRST_TEXT_SECONDS = 0.02
 
 # Stored in English with the reply; the browser shows them in the person's language (web.presenters).
 NOTICES = {
@@ -359,14 +363,15 @@ class StreamedText:
     arriving, whatever the model does next: written at once when nothing was
     written for FLUSH_SECONDS (leading edge), otherwise as soon as that delay
     is over, during a pause too (trailing edge; the loop waits on `paced` with
-    `seconds_until_due`). At most one write per FLUSH_SECONDS while it streams."""
+    `seconds_until_due`). At most one write per FLUSH_SECONDS while it streams;
+    the first one FIRST_TEXT_SECONDS after the start at the latest."""
 
     def __init__(self, write: Callable[[str], None], *, clock: Callable[[], float]):
         self.write = write
         self.clock = clock
         self.text = ""
         self.written_chars = 0
-        self.written_at = clock()
+        self.written_at = clock() - FLUSH_SECONDS + FIRST_TEXT_SECONDS
 
     def add(self, piece: str) -> None:
         self.text += piece

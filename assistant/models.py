@@ -207,3 +207,18 @@ class Erasure(models.Model):
 
     def __str__(self):
         return f"erasure of user #{self.subject_id} ({self.status})"
+
+
+class WorkerBeat(models.Model):
+    """A running Celery worker's heartbeat (assistant.service): written every
+    WORKER_BEAT_SECONDS by each worker process, deleted when it stops cleanly."""
+
+    name = models.CharField(max_length=255, primary_key=True)  # Celery's hostname and the process id
+    beat_at = models.DateTimeField()
+    started_at = models.DateTimeField()
+
+    class Meta:
+        indexes = [models.Index(fields=["beat_at"], name="workerbeat_beat_at")]
+
+    def __str__(self) -> str:
+        return self.name

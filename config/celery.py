@@ -77,3 +77,23 @@ def _refuse_unnamed_demo_model(**kwargs) -> None:
         refuse_unnamed_demo_model()
     except ImproperlyConfigured as error:
         raise SystemExit(f"Refusing to start: {error}") from None
+
+
+# The worker's heartbeat (assistant.service): the API tells a person whose turn
+# waits that the service is not answering when no worker beats.
+_heartbeat = None
+
+
+@signals.worker_ready.connect
+def _start_heartbeat(sender=None, **kwargs) -> None:
+    from assistant.service import Heartbeat
+
+    global _heartbeat
+    _heartbeat = Heartbeat(f"{sender.hostname}:{os.getpid()}")
+    _heartbeat.start()
+
+
+@signals.worker_shutdown.connect
+def _stop_heartbeat(**kwargs) -> None:
+    if _heartbeat is not None:
+        _heartbeat.stop()

@@ -309,6 +309,10 @@ if REDIS_URL:
 STREAM_HEARTBEAT_SECONDS = env_int("STREAM_HEARTBEAT_SECONDS", 15, minimum=1)
 STREAM_POLL_SECONDS = env_int("STREAM_POLL_MS", 200, minimum=10) / 1000
 STREAM_MAX_SECONDS = env_int("STREAM_MAX_SECONDS", 600, minimum=10)
+# Database reads of a web process's open streams (their check, catch-ups and
+# end) at once: each holds a connection while it reads, so a crowd following
+# one turn needs this many connections per web process, not one per stream.
+STREAM_DB_READS = env_int("STREAM_DB_READS", 4, minimum=1)
 CELERY_TASK_ALWAYS_EAGER = False
 
 # --- Conversations ---------------------------------------------------------
@@ -402,6 +406,11 @@ ASSISTANT_STUCK_GRACE_SECONDS = env_int("ASSISTANT_STUCK_GRACE_SECONDS", 90, min
 # A turn still queued after this long is published again, once; still queued
 # this long after that, it fails with its reservation released.
 ASSISTANT_QUEUED_SWEEP_SECONDS = env_int("ASSISTANT_QUEUED_SWEEP_SECONDS", 300, minimum=10)
+# Each Celery worker process writes a heartbeat this often (assistant.service);
+# a turn still queued after SERVICE_DOWN_SECONDS while no worker beats is
+# reported as the service not answering (the turn's status, the chat page).
+WORKER_BEAT_SECONDS = env_int("WORKER_BEAT_SECONDS", 5, minimum=1)
+SERVICE_DOWN_SECONDS = env_int("SERVICE_DOWN_SECONDS", 15, minimum=1)
 # Conversations without activity for this many days are deleted.
 ASSISTANT_IDLE_PURGE_DAYS = env_int("ASSISTANT_IDLE_PURGE_DAYS", 90, minimum=1)
 ASSISTANT_PURGE_BATCH_SIZE = env_int("ASSISTANT_PURGE_BATCH_SIZE", 200, minimum=1)

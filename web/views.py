@@ -70,6 +70,7 @@ def chat(request, conversation_id: UUID | None = None):
         "sidebar": selectors.sidebar(request.member, current_id=str(conversation_id or "")),
         "current_id": str(conversation_id or ""),
         "examples": EXAMPLES,
+        "service_down_seconds": settings.SERVICE_DOWN_SECONDS,
     })
 
 

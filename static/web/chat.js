@@ -24,6 +24,8 @@ const HINT = gettext('Enter to send · Shift+Enter for a new line');
 const BUSY_HINT = gettext('The assistant is replying… Escape or Stop ends the reply; you can write your next message meanwhile.');
 const STOPPING_HINT = gettext('Stopping the reply…');
 const WAITING = gettext('Waiting for the assistant to start…');
+const SERVICE_DOWN = gettext("The assistant service isn't answering right now; your message is kept and runs when it is back.");
+const SERVICE_RECHECK_MS = 5000;
 const ENDED = ['done', 'failed', 'cancelled'];
 const EDIT_HINT = gettext('Editing your last message: Enter resends it (the old one is kept as a previous version) · Escape cancels');
 const RECONNECTING = gettext('The connection to the server was lost. Reconnecting…');
@@ -339,6 +341,20 @@ export function mountChat(chat, { panel = false } = {}) {
     };
     handlers.turn_ended = end;
     signal.addEventListener('abort', () => { ended = true; source?.close(); });
+    // A reply that does not start: the server says whether the service is down
+    // (its workers' heartbeats, assistant/service.py), asked until the reply starts.
+    const checkService = async () => {
+      if (ended || !block.querySelector('[data-waiting]')) return;
+      const response = await api('GET', `/api/turns/${encodeURIComponent(turnId)}`);
+      const waiting = block.querySelector('[data-waiting]');
+      if (ended || !waiting) return;
+      const down = Boolean(response.ok && response.data.serviceDown);
+      if (down && !waiting.hasAttribute('data-service-down')) announce(SERVICE_DOWN);
+      waiting.toggleAttribute('data-service-down', down);
+      waiting.textContent = down ? SERVICE_DOWN : WAITING;
+      window.setTimeout(checkService, SERVICE_RECHECK_MS);
+    };
+    window.setTimeout(checkService, (Number(chat.dataset.serviceDownSeconds) || 15) * 1000);
     const open = () => {
       if (ended) return;
       const resume = lastEventId ? `?lastEventId=${encodeURIComponent(lastEventId)}` : '';

@@ -61,3 +61,63 @@ def test_kombus_own_transport_shows_a_message_being_written(monkeypatch, tmp_pat
         assert visible_while_writing(monkeypatch, filesystem, connection, tmp_path) == [b""]
     finally:
         connection.release()
+
+
+# --- Waking a waiting worker (issue 21: the first word at once) ----------------------
+
+
+def waiting_consumer(tmp_path: Path, polling_interval: float):
+    """A consumer waiting in drain_events (as a worker's loop does), in a thread;
+    returns the connection, what it received and the thread."""
+    folder_options = folder_connection(tmp_path).transport_options
+    connection = Connection("filesystem://", transport_options={**folder_options, "polling_interval": polling_interval})
+    received: list = []
+    queue = connection.SimpleQueue("celery")
+    waiting = threading.Event()
+
+    def consume():
+        waiting.set()
+        try:
+            received.append(queue.get(block=True, timeout=60).payload)
+        except Exception as error:  # noqa: BLE001  (the assertion below says what happened)
+            received.append(error)
+
+    thread = threading.Thread(target=consume, daemon=True)
+    thread.start()
+    assert waiting.wait(5)
+    return connection, received, thread
+
+
+def delivered_to_a_waiting_worker(tmp_path: Path, message: dict) -> list:
+    """What a consumer polling every 60 s received within 10 s of `message`
+    being put: only a wake-up delivers it in time."""
+    consumer, received, thread = waiting_consumer(tmp_path, polling_interval=60)
+    try:
+        with folder_connection(tmp_path) as producer:
+            producer.SimpleQueue("celery").put(message)
+        thread.join(10)
+        return received
+    finally:
+        consumer.release()
+
+
+def test_a_waiting_worker_is_woken_by_a_message_without_waiting_for_its_poll(tmp_path):
+    assert delivered_to_a_waiting_worker(tmp_path, {"turn": 1}) == [{"turn": 1}]
+
+
+def test_without_inotify_the_worker_polls_the_folder_often(monkeypatch, tmp_path):
+    monkeypatch.setattr(config.broker.FolderWatch, "open", classmethod(lambda cls, folder: None))
+    assert delivered_to_a_waiting_worker(tmp_path, {"turn": 2}) == [{"turn": 2}]
+
+
+def test_every_message_of_a_burst_reaches_the_waiting_worker(tmp_path):
+    """Lossless: 50 messages renamed in while the consumer sleeps and reads."""
+    folder_options = folder_connection(tmp_path).transport_options
+    with Connection("filesystem://", transport_options={**folder_options, "polling_interval": 60}) as consumer:
+        queue = consumer.SimpleQueue("celery")
+        with folder_connection(tmp_path) as producer:
+            writer = threading.Thread(target=lambda: [producer.SimpleQueue("celery").put({"n": n}) for n in range(50)])
+            writer.start()
+            got = [queue.get(block=True, timeout=10).payload["n"] for _ in range(50)]
+            writer.join(10)
+        assert sorted(got) == list(range(50))
