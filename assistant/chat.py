@@ -22,6 +22,7 @@ from assistant.models import Turn
 from assistant.org_models import option_for_member
 from assistant.page_context import MARKER as PAGE_CONTEXT_MARKER
 from assistant.page_context import PageContext, render_page_context
+from conversations.files import files_claim
 from conversations.models import Message, Thread
 from conversations.selectors import thread_get_for_member
 from conversations.services import ConversationBusy, message_append, thread_create
@@ -47,12 +48,14 @@ class SubmittedTurn:
 
 
 def chat_submit(member: Member, *, message: str, conversation_id: UUID | None,
-                context: PageContext | None = None) -> SubmittedTurn:
+                context: PageContext | None = None, attachments: list[UUID] | None = None) -> SubmittedTurn:
     """Raises ConversationNotFound, ConversationBusy, ConversationFull,
-    MemberCapReached or CreditsExhausted (nothing written) or QueueUnavailable
-    (all undone); ImproperlyConfigured when the organization's model can't be used.
+    MemberCapReached, CreditsExhausted, FileNotFound or FileAlreadyAttached
+    (nothing written) or QueueUnavailable (all undone); ImproperlyConfigured
+    when the organization's model can't be used.
     `context`: what the person has open (already resolved with their rights),
-    told to the model in an events block before the message."""
+    told to the model in an events block before the message. `attachments`:
+    ids of the person's uploaded files, which the message takes."""
     option = option_for_member(member)
     enqueue_error: list[Exception] = []
     created_thread = conversation_id is None
@@ -61,8 +64,8 @@ def chat_submit(member: Member, *, message: str, conversation_id: UUID | None,
     turn_id = uuid.uuid4()
     with transaction.atomic():
         thread = _thread_for_chat(member, conversation_id)
-        if not uses_window(thread.continuous):  # a continuous conversation is never full
-            check_room(_history_size(thread), message)
+        # Measured before this message is added; a continuous conversation is never full.
+        used = None if uses_window(thread.continuous) else _history_size(thread)
         before = ThreadState.of(thread)
         if not created_thread:
             _deliver_card_events(member, thread, turn_id)
@@ -71,6 +74,9 @@ def chat_submit(member: Member, *, message: str, conversation_id: UUID | None,
                            turn_id=turn_id)
         user_message = message_append(member, thread=thread, role=Message.Role.USER, content=message,
                                       turn_id=turn_id, responding=True)
+        files = files_claim(member, attachments or [], user_message)
+        if used is not None:  # a refusal ends this whole transaction (nothing written)
+            check_room(used, message, files_bytes=sum(f.model_bytes for f in files))
         # No savepoint: a refusal ends this whole transaction (nothing written).
         reservation = credits_reserve(member, turn_id=turn_id, savepoint=False, fresh=True)
         turn = Turn.objects.create(
@@ -181,8 +187,9 @@ def _history_size(thread: Thread) -> int:
     return thread.history_bytes
 
 
-def check_room(used: int, message: str) -> None:
-    if used + len(message.encode()) > settings.ASSISTANT_HISTORY_BYTES:
+def check_room(used: int, message: str, *, files_bytes: int = 0) -> None:
+    """`files_bytes`: what the message's files weigh for the model (Attachment.model_bytes)."""
+    if used + len(message.encode()) + files_bytes > settings.ASSISTANT_HISTORY_BYTES:
         raise ConversationFull
 
 

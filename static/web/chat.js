@@ -10,6 +10,7 @@
 import { api, el, fragment, parseFragment } from './api.js';
 import { gettext, interpolate } from './i18n.js';
 import { enhanceMessages } from './content.js';
+import { mountAttachments, sentFiles } from './attachments.js';
 import {
   addLiveVersion, chosenVersions, currentVersionOf, initVersions, restoreVersions,
 } from './versions.js';
@@ -104,6 +105,9 @@ export function mountChat(chat, { panel = false } = {}) {
     banner.hidden = false;
   }
   const hideBanner = () => { banner.hidden = true; };
+  const attachments = mountAttachments(chat, {
+    signal, announce, showError: (text) => showBanner(text, { error: true }),
+  });
 
   // The composer's draft, per conversation, kept across reloads (cleared on send).
   const draftKey = (conversationId) => `assistant:draft:${conversationId || 'new'}`;
@@ -126,11 +130,13 @@ export function mountChat(chat, { panel = false } = {}) {
 
   async function submit() {
     const text = input.value;
-    if (!text.trim() || state.busy) return;
+    if (!text.trim() || state.busy || attachments.busy) return;
     if (state.editing) { redo('edit', { message: text }); return; }
     hideBanner();
     setBusy(true, { sending: true });
+    const files = attachments.files;
     const body = { message: text };
+    if (files.length) body.attachments = files.map((file) => file.id);
     if (state.conversationId) body.conversationId = state.conversationId;
     if (pageContext()) body.context = pageContext();
     const response = await api('POST', '/api/chat', body);
@@ -146,12 +152,14 @@ export function mountChat(chat, { panel = false } = {}) {
     send.disabled = false;
     storage((store) => store.removeItem(draftKey(state.conversationId)));
     input.value = '';
+    attachments.clear();
     autosize();
     input.focus();
     if (!state.conversationId) startConversation(conversationId, text);
     messages.append(el('article', { class: 'msg msg--user', 'aria-label': gettext('You') },
       el('h2', { class: 'visually-hidden' }, gettext('You said')),
-      el('div', { class: 'msg__bubble prose is-plain', 'data-message-id': messageId }, text)));
+      el('div', { class: 'msg__bubble prose is-plain', 'data-message-id': messageId }, text),
+      ...(files.length ? [sentFiles(files)] : [])));
     liveBlock(turnId);
     toBottom();
     announce(gettext('Message sent. The assistant is replying.'));

@@ -19,6 +19,7 @@ from organizations.tokens import create_token
 from surfaces.mcp import tools
 from surfaces.mcp.asgi import security_headers
 from surfaces.mcp.models import McpReads
+from tests.streamed import streamed_json, streamed_text
 from tests.surfaces.mcp_server import RunningServer, mcp_session, run
 from tests.surfaces.test_mcp_server import call
 from workspace.models import InboxMessage, Note
@@ -137,7 +138,7 @@ def test_the_calls_are_in_the_export_hidden_from_others_and_erased(server, owner
     Note.objects.create(organization=owner.organization, owner=owner.user, title="Zurich trip", body="Trains")
     call(server, owner, "search_notes", {"query": "Zurich"})
     thread = Thread.objects.get()
-    export = owner.client.get("/api/me/export").json()
+    export = streamed_json(owner.client.get("/api/me/export"))
     assert export["mcp"]["privateReadAt"] and export["mcp"]["untrustedReadAt"] is None
     [conversation] = [c for c in export["conversations"] if c["id"] == str(thread.id)]
     [stored] = conversation["messages"][0]["toolCalls"]
@@ -145,7 +146,7 @@ def test_the_calls_are_in_the_export_hidden_from_others_and_erased(server, owner
     assert stored["result"]["notes"][0]["title"] == "Zurich trip"
     for other in (colleague, outsider):
         assert other.client.get(f"/api/conversations/{thread.id}").status_code == 404
-        assert str(thread.id) not in other.client.get("/api/me/export").content.decode()
+        assert str(thread.id) not in streamed_text(other.client.get("/api/me/export"))
         call(server, other, "search_notes", {"query": "Zurich"})  # their calls go to their own conversation
     assert ToolCall.objects.filter(message__thread=thread).count() == 1
     assert Thread.objects.filter(surface="mcp").count() == 3
