@@ -4,6 +4,7 @@ import json
 from uuid import UUID
 
 from asgiref.sync import sync_to_async
+from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.core.handlers.asgi import ASGIRequest
 from django.core.validators import RegexValidator
@@ -11,7 +12,7 @@ from django.http import JsonResponse, StreamingHttpResponse
 from django.utils.translation import gettext
 from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field, inline_serializer
 from rest_framework import renderers, serializers, status
 from rest_framework.response import Response
 from sse_starlette.event import ServerSentEvent
@@ -23,6 +24,7 @@ from config.api_errors import ApiError, bad_request, conflict, not_found
 from config.openapi import errors
 from config.serializers import StrictCharField, StrictSerializer, StrictUUIDField, parse_uuid
 from conversations.api import BUSY, ModelField, model_not_allowed, parse_conversation_id
+from conversations.files import FileAlreadyAttached, FileNotFound
 from conversations.models import Message
 from conversations.selectors import ConversationNotFound
 from conversations.services import ConversationBusy
@@ -52,6 +54,14 @@ class PageContextSerializer(StrictSerializer):
         return fields
 
 
+# The bound is checked by the view, so that it answers its own code
+# (too_many_files); the document states it as maxItems.
+@extend_schema_field({"type": "array", "items": {"type": "string", "format": "uuid"},
+                      "maxItems": settings.FILE_MAX_PER_MESSAGE, "uniqueItems": True})
+class AttachmentIdsField(serializers.ListField):
+    pass
+
+
 class ChatRequestSerializer(StrictSerializer):
     # At least one character that is not whitespace, and no NUL (which the
     # database can't store). The pattern is the check itself, so the schema says
@@ -62,6 +72,11 @@ class ChatRequestSerializer(StrictSerializer):
     )
     conversationId = StrictUUIDField(  # noqa: N815
         required=False, allow_null=True, help_text="Omitted or null: a new conversation is created."
+    )
+    attachments = AttachmentIdsField(
+        child=StrictUUIDField(), required=False, default=list,
+        help_text="Ids of the person's uploaded files (POST /api/files) that this message takes: at most "
+        "FILE_MAX_PER_MESSAGE (5), each of them once and with one message only.",
     )
     context = PageContextSerializer(
         required=False, help_text="What the person has open in the product: checked against their rights "
@@ -97,18 +112,28 @@ class ChatView(MemberAPIView):
         responses={202: ChatResponse, 200: ChatReply},
         extensions=errors(
             "credits_exhausted", "member_cap_reached", "not_found", "conversation_busy", "conversation_full",
-            "queue_unavailable", "model_unavailable", "model_not_allowed",
+            "queue_unavailable", "model_unavailable", "model_not_allowed", "too_many_files", "file_already_attached",
         ),
     )
     def post(self, request):
         serializer = ChatRequestSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
+        attachments = checked_attachments(serializer.validated_data["attachments"])
         context = resolved_context(self.member, serializer.validated_data.get("context"))
         return submitted_or_error(lambda: chat.chat_submit(
             self.member, message=serializer.validated_data["message"],
             conversation_id=serializer.validated_data.get("conversationId"), context=context,
-            model=serializer.validated_data.get("model"),
+            model=serializer.validated_data.get("model"), attachments=attachments,
         ))
+
+
+def checked_attachments(ids: list) -> list:
+    if len(ids) > settings.FILE_MAX_PER_MESSAGE:
+        raise bad_request("too_many_files", f"A message may take at most {settings.FILE_MAX_PER_MESSAGE} files.",
+                          {"attachments": ["Too many files."]})
+    if len(set(ids)) != len(ids):
+        raise bad_request("invalid", "Each file once.", {"attachments": ["Each file once."]})
+    return ids
 
 
 def resolved_context(member, declared: dict | None) -> page_context.PageContext | None:
@@ -178,6 +203,10 @@ def submitted_or_error(submit) -> Response:
         raise conflict("nothing_to_redo", "This conversation has no message of yours to answer again.") from None
     except ConversationNotFound:
         raise not_found("No such conversation.") from None
+    except FileNotFound:
+        raise not_found("No such file.") from None
+    except FileAlreadyAttached:
+        raise conflict("file_already_attached", "This file already goes with another message.") from None
     except ConversationBusy:
         raise conflict("conversation_busy", BUSY) from None
     except chat.ConversationFull:

@@ -23,6 +23,7 @@ from assistant.org_models import option_for_conversation
 from assistant.page_context import MARKER as PAGE_CONTEXT_MARKER
 from assistant.page_context import PageContext, render_page_context
 from assistant.providers import ModelOption
+from conversations.files import files_claim
 from conversations.models import Message, Thread
 from conversations.selectors import thread_get_for_member
 from conversations.services import ConversationBusy, message_append, thread_create
@@ -48,14 +49,16 @@ class SubmittedTurn:
 
 
 def chat_submit(member: Member, *, message: str, conversation_id: UUID | None,
-                context: PageContext | None = None, model: str | None = None) -> SubmittedTurn:
+                context: PageContext | None = None, attachments: list[UUID] | None = None,
+                model: str | None = None) -> SubmittedTurn:
     """Raises ConversationNotFound, ConversationBusy, ConversationFull,
-    MemberCapReached, CreditsExhausted or ModelNotAllowed (nothing written) or
-    QueueUnavailable (all undone); ImproperlyConfigured when the organization's
-    model can't be used. `context`: what the person has open (already resolved
-    with their rights), told to the model in an events block before the
-    message. `model`: the conversation's model option from now on ("": the
-    organization's; None: unchanged)."""
+    MemberCapReached, CreditsExhausted, FileNotFound, FileAlreadyAttached or
+    ModelNotAllowed (nothing written) or QueueUnavailable (all undone);
+    ImproperlyConfigured when the organization's model can't be used.
+    `context`: what the person has open (already resolved with their rights),
+    told to the model in an events block before the message. `attachments`:
+    ids of the person's uploaded files, which the message takes. `model`: the
+    conversation's model option from now on ("": the organization's; None: unchanged)."""
     enqueue_error: list[Exception] = []
     created_thread = conversation_id is None
     # The turn id marks the messages the application writes for this turn:
@@ -64,8 +67,8 @@ def chat_submit(member: Member, *, message: str, conversation_id: UUID | None,
     with transaction.atomic():
         thread = _thread_for_chat(member, conversation_id)
         option = _option_for_turn(member, thread, model)
-        if not uses_window(thread.continuous):  # a continuous conversation is never full
-            check_room(_history_size(thread), message)
+        # Measured before this message is added; a continuous conversation is never full.
+        used = None if uses_window(thread.continuous) else _history_size(thread)
         before = ThreadState.of(thread)
         if not created_thread:
             _deliver_card_events(member, thread, turn_id)
@@ -74,6 +77,9 @@ def chat_submit(member: Member, *, message: str, conversation_id: UUID | None,
                            turn_id=turn_id)
         user_message = message_append(member, thread=thread, role=Message.Role.USER, content=message,
                                       turn_id=turn_id, responding=True)
+        files = files_claim(member, attachments or [], user_message)
+        if used is not None:  # a refusal ends this whole transaction (nothing written)
+            check_room(used, message, files_bytes=sum(f.model_bytes for f in files))
         # No savepoint: a refusal ends this whole transaction (nothing written).
         reservation = credits_reserve(member, turn_id=turn_id, savepoint=False, fresh=True)
         turn = Turn.objects.create(
@@ -195,8 +201,9 @@ def _history_size(thread: Thread) -> int:
     return thread.history_bytes
 
 
-def check_room(used: int, message: str) -> None:
-    if used + len(message.encode()) > settings.ASSISTANT_HISTORY_BYTES:
+def check_room(used: int, message: str, *, files_bytes: int = 0) -> None:
+    """`files_bytes`: what the message's files weigh for the model (Attachment.model_bytes)."""
+    if used + len(message.encode()) + files_bytes > settings.ASSISTANT_HISTORY_BYTES:
         raise ConversationFull
 
 

@@ -16,16 +16,26 @@ from uuid import UUID
 from django.conf import settings
 
 from assistant.app_events import event_tool_names, neutralize
-from assistant.clients.base import AssistantReply, HistoryItem, ToolResult, ToolResults, ToolUse, UserText
+from assistant.clients.base import (
+    AssistantReply,
+    FilePart,
+    HistoryItem,
+    ToolResult,
+    ToolResults,
+    ToolUse,
+    UserText,
+)
 from assistant.history_window import WindowItem, window_start
 from assistant.page_context import is_page_context
 from assistant.tools.framework import ToolError, bound_for_model, result_for_model, result_marks
 from assistant.tools.registry import get_tool
 from assistant.trifecta import SeenCall, Taint, context_taint
-from conversations.models import Message, ToolCall
+from conversations.models import Attachment, Message, ToolCall
 
 # A page context told to the model (assistant/page_context.py) carries a title of the person's.
 PAGE_CONTEXT_SEEN = SeenCall(flags=frozenset({"private"}))
+# A file the person attached: written by someone else, it may carry instructions.
+ATTACHED_FILE_SEEN = SeenCall(flags=frozenset({"untrusted"}))
 
 UNFINISHED_CALL = "This tool call did not finish (the turn was interrupted)."
 
@@ -71,10 +81,20 @@ def load_history(thread_id: UUID) -> list[HistoryItem]:
 
 MESSAGE_FIELDS = ("id", "seq", "role", "content", "turn_id", "superseded_at")
 CALL_FIELDS = ("message_id", "tool_use_id", "name", "input", "result", "is_error", "finished_at")
+FILE_FIELDS = ("message_id", "name", "media_type", "data", "text", "model_bytes")
+
+
+def load_files(thread_id: UUID) -> dict[UUID, tuple[FilePart, ...]]:
+    """The files of the thread's messages, by message, in the order they were uploaded."""
+    by_message: dict[UUID, list[FilePart]] = defaultdict(list)
+    rows = Attachment.objects.filter(message__thread_id=thread_id).order_by("created_at", "id")
+    for message_id, name, media_type, data, text, size in rows.values_list(*FILE_FIELDS):
+        by_message[message_id].append(FilePart(name, media_type, bytes(data), neutralize(text), size))
+    return {message_id: tuple(parts) for message_id, parts in by_message.items()}
 
 
 def load_context(thread_id: UUID) -> Context:
-    """Two queries whatever the length of the conversation, read as plain
+    """Three queries whatever the length of the conversation, read as plain
     rows: building ~600 model instances per read was most of a turn's time."""
     messages = Message.objects.filter(thread_id=thread_id).order_by("seq").values_list(*MESSAGE_FIELDS)
     calls_by_message: dict[UUID, list[StoredCall]] = defaultdict(list)
@@ -87,6 +107,7 @@ def load_context(thread_id: UUID) -> Context:
         calls_by_message[message_id].append(
             StoredCall(tool_use_id, name, tool_input, result, is_error, finished_at is not None)
         )
+    files = load_files(thread_id)
     items: list[HistoryItem] = []
     seen: list[SeenCall] = []
     next_seq = 0
@@ -101,8 +122,10 @@ def load_context(thread_id: UUID) -> Context:
                 # The application's events carry cards' descriptions and outcomes:
                 # they taint like the tool that proposed them (superseded or not).
                 seen.extend(seen_tool(name) for name in event_tool_names(content))
+        if message_id in files:  # seen once sent, as a superseded reply's reads
+            seen.append(ATTACHED_FILE_SEEN)
         if superseded_at is None:  # a previous version (regenerated, edited) is never sent again
-            items.extend(_items_of(role, content, turn_id, calls))
+            items.extend(_items_of(role, content, turn_id, calls, files.get(message_id, ())))
     return Context(items, context_taint(seen), next_seq)
 
 
@@ -126,9 +149,10 @@ def seen_tool(name: str) -> SeenCall:
         return SeenCall(flags=None)
 
 
-def _items_of(role: str, content: str, turn_id: UUID | None, calls: list[StoredCall]) -> list[HistoryItem]:
+def _items_of(role: str, content: str, turn_id: UUID | None, calls: list[StoredCall],
+              files: tuple[FilePart, ...] = ()) -> list[HistoryItem]:
     if role == Message.Role.USER:
-        return [UserText(neutralize(content))]
+        return [UserText(neutralize(content), files=files)]
     if role == Message.Role.EVENT:
         # Only the application's own blocks (marked with the turn that carried
         # them) are live; an `event` written by a client's upsert is inert text.
@@ -208,7 +232,7 @@ def history_parts(items: list[HistoryItem]) -> int:
         elif isinstance(item, ToolResults):
             count += 1 + len(item.results)
         else:
-            count += 1
+            count += 1 + len(item.files)
     return count
 
 
@@ -217,7 +241,7 @@ def history_bytes(items: list[HistoryItem]) -> int:
     total = 0
     for item in items:
         if isinstance(item, UserText):
-            total += len(item.text.encode())
+            total += len(item.text.encode()) + sum(part.model_bytes for part in item.files)
         elif isinstance(item, AssistantReply):
             total += len(item.text.encode())
             total += sum(len(json.dumps(use.input, ensure_ascii=False).encode()) for use in item.tool_uses)

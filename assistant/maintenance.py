@@ -10,7 +10,8 @@ only after its visibility timeout). So these jobs look at the turns:
 - `sweep_queued_turns`: a turn no worker took is published again, once; if it
   is still queued after that, it fails (`queue`) with its reservation released
   (no model call was made).
-- `purge_idle_threads`: conversations without activity for
+- `purge_idle_threads`: conversations (with their files; and uploads no message
+  took within FILE_UNATTACHED_HOURS) without activity for
   ASSISTANT_IDLE_PURGE_DAYS go, with their messages, tool calls and cards.
 
 Every job is safe when two workers run it at once and when a task is
@@ -35,6 +36,7 @@ from django.utils import timezone
 from assistant.loop import NOTICES, RELEASE, STUCK, Outcome, finish_turn
 from assistant.models import Erasure, Turn
 from config.celery import app, ensure_broker_folders
+from conversations.files import purge_unattached_files
 from conversations.models import Thread
 from organizations.personal_data import ErasureProgress, close_access, erase_user
 
@@ -180,8 +182,11 @@ def purge_idle_threads(now: datetime | None = None, batch_size: int | None = Non
         for label, count in per_model.items():
             key = label.rsplit(".", 1)[-1].lower()
             rows[key] = rows.get(key, 0) + count
+    # Uploads no message took within a day go with the same hourly job.
+    unattached = purge_unattached_files(now)
     _log_job("purge_idle_threads", started, threads=threads, batches=batches,
-             messages=rows.get("message", 0), tool_calls=rows.get("toolcall", 0), cards=rows.get("actioncard", 0))
+             messages=rows.get("message", 0), tool_calls=rows.get("toolcall", 0), cards=rows.get("actioncard", 0),
+             files=rows.get("attachment", 0), unattached_files=unattached)
     return threads
 
 

@@ -5,6 +5,7 @@ from django.http import JsonResponse
 from django.utils.cache import patch_cache_control
 
 CONVERSATION_UPLOAD = re.compile(r"^/(api|ai)/conversations/[^/]+/?$")
+FILE_UPLOAD = "/api/files"
 
 
 def body_limit(request) -> int:
@@ -14,7 +15,17 @@ def body_limit(request) -> int:
         return settings.CONVERSATION_MAX_BYTES + (
             settings.CONVERSATION_MAX_MESSAGES * settings.CONVERSATION_UPLOAD_FRAMING_BYTES
         )
+    if is_file_upload(request):
+        return settings.FILE_MAX_BYTES + settings.FILE_UPLOAD_FRAMING_BYTES
     return settings.API_MAX_BODY_BYTES
+
+
+def is_file_upload(request) -> bool:
+    return request.method == "POST" and request.path.rstrip("/") == FILE_UPLOAD
+
+
+def file_too_large_detail() -> str:
+    return f"A file may be at most {settings.FILE_MAX_BYTES:,} bytes."
 
 
 class ApiBodyLimitMiddleware:
@@ -36,6 +47,8 @@ class ApiBodyLimitMiddleware:
                 length = 0
             limit = body_limit(request)
             if length > limit:
+                if is_file_upload(request):
+                    return JsonResponse({"code": "file_too_large", "detail": file_too_large_detail()}, status=413)
                 return JsonResponse(
                     {
                         "code": "payload_too_large",

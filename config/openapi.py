@@ -33,6 +33,11 @@ ERROR_STATUS = {
     "too_many_messages": status.HTTP_400_BAD_REQUEST,
     "query_too_long": status.HTTP_400_BAD_REQUEST,
     "invalid_query": status.HTTP_400_BAD_REQUEST,
+    "empty_file": status.HTTP_400_BAD_REQUEST,
+    "unsupported_file_type": status.HTTP_400_BAD_REQUEST,
+    "unreadable_pdf": status.HTTP_400_BAD_REQUEST,
+    "too_many_pages": status.HTTP_400_BAD_REQUEST,
+    "too_many_files": status.HTTP_400_BAD_REQUEST,
     "id_mismatch": status.HTTP_400_BAD_REQUEST,
     "instructions_too_long": status.HTTP_400_BAD_REQUEST,
     "model_not_allowed": status.HTTP_400_BAD_REQUEST,
@@ -54,12 +59,14 @@ ERROR_STATUS = {
     "conversation_full": status.HTTP_409_CONFLICT,
     "turn_ended": status.HTTP_409_CONFLICT,
     "nothing_to_redo": status.HTTP_409_CONFLICT,
+    "file_already_attached": status.HTTP_409_CONFLICT,
     "stale": status.HTTP_409_CONFLICT,
     "decided": status.HTTP_409_CONFLICT,
     "repeat": status.HTTP_409_CONFLICT,
     "expired": status.HTTP_410_GONE,
     "payload_too_large": status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
     "conversation_too_large": status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
+    "file_too_large": status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
     "unsupported_media_type": status.HTTP_415_UNSUPPORTED_MEDIA_TYPE,
     "throttled": status.HTTP_429_TOO_MANY_REQUESTS,
     "queue_unavailable": status.HTTP_503_SERVICE_UNAVAILABLE,
@@ -282,3 +289,18 @@ def _link(target: str, parameters: dict, body) -> dict:
     if body is not None:
         link["requestBody"] = body
     return link
+
+
+# Read-only fields an answer leaves out when empty; drf-spectacular makes every
+# read-only field required. A message's files are absent when it has none, so
+# that a conversation without files reads as before (the /ai/ door's documents).
+OPTIONAL_IN_ANSWERS = {"Message": ("attachments",)}
+
+
+def postprocess_optional_fields(result, generator, request, public):
+    schemas = result.get("components", {}).get("schemas", {})
+    for component, names in OPTIONAL_IN_ANSWERS.items():
+        schema = schemas.get(component)
+        if schema and "required" in schema:
+            schema["required"] = [name for name in schema["required"] if name not in names]
+    return result

@@ -222,6 +222,15 @@ API_MAX_BODY_BYTES = env_int("API_MAX_BODY_BYTES", 10 * 1024 * 1024, minimum=102
 # history bound: raw tool results are kept whole and can be large.
 CONVERSATION_MAX_BYTES = env_int("CONVERSATION_MAX_BYTES", 25 * 1024 * 1024, minimum=1024)
 CONVERSATION_MAX_MESSAGES = env_int("CONVERSATION_MAX_MESSAGES", 5000, minimum=1)
+# Files attached to messages (conversations/files.py): the largest one, how
+# many a message takes, a PDF's pages, and how long an upload no message
+# claimed is kept.
+FILE_MAX_BYTES = env_int("FILE_MAX_BYTES", 10 * 1024 * 1024, minimum=1024)
+FILE_MAX_PER_MESSAGE = env_int("FILE_MAX_PER_MESSAGE", 5, minimum=1)
+FILE_PDF_MAX_PAGES = env_int("FILE_PDF_MAX_PAGES", 100, minimum=1)
+FILE_UNATTACHED_HOURS = env_int("FILE_UNATTACHED_HOURS", 24, minimum=1)
+# A file upload's body: the file plus the multipart framing (boundary, headers).
+FILE_UPLOAD_FRAMING_BYTES = 64 * 1024
 # A conversation upload's body may hold CONVERSATION_MAX_BYTES plus this much
 # JSON framing (ids, dates, keys) per allowed message (config/middleware.py).
 CONVERSATION_UPLOAD_FRAMING_BYTES = 1024
@@ -296,6 +305,7 @@ SPECTACULAR_SETTINGS = {
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "config.openapi.postprocess_links",
+        "config.openapi.postprocess_optional_fields",
     ],
 }
 

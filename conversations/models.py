@@ -172,3 +172,34 @@ class MessageFeedback(models.Model):
 
     def __str__(self):
         return f"{self.get_rating_display()} on {self.message_id}"
+class Attachment(models.Model):
+    """A file the person attached to a message (uploaded first, unattached
+    until a message claims it). Kept in the database, not under MEDIA: every
+    web process and worker on any machine reads it without a shared volume,
+    and it goes in the same transaction as its message (a purge, an erasure
+    or a deleted conversation leaves no orphan file behind)."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="+")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    message = models.ForeignKey(Message, on_delete=models.CASCADE, null=True, blank=True,
+                                related_name="attachments")
+    # The name as the person's computer had it: shown, never used to judge the type.
+    name = models.CharField(max_length=255)
+    # Judged from the content (conversations/sniff.py).
+    media_type = models.CharField(max_length=50)
+    size = models.PositiveIntegerField()
+    data = models.BinaryField()
+    # What a model that can't read the file itself is sent: a text file's text,
+    # or the text extracted from a PDF. Empty for an image.
+    text = models.TextField(blank=True, default="")
+    pages = models.PositiveIntegerField(default=0)
+    # What the file weighs in the history bound and the credit hold (conversations/files.py).
+    model_bytes = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField()
+
+    class Meta:
+        indexes = [models.Index(fields=["created_at"], name="attachment_created")]
+
+    def __str__(self):
+        return self.name

@@ -1,13 +1,15 @@
 """The conversations' part of a person's export and erasure (organizations.personal_data)."""
 
+import base64
 import json
 from collections.abc import Callable, Iterator
 
 from django.db.models import Prefetch, Q
 
 from conversations.feedback import feedback_json
-from conversations.models import Message, MessageFeedback, Thread, ToolCall
-from conversations.selectors import threads_of
+from conversations.files import file_json, files_of
+from conversations.models import Attachment, Message, MessageFeedback, Thread, ToolCall
+from conversations.selectors import messages_prefetch, threads_of
 from conversations.serializers import conversation_to_json
 from organizations.members import Member
 from organizations.personal_data import ErasureBlocked, delete_in_order, iso
@@ -67,12 +69,7 @@ def _export_batch(member: Member, after: tuple | None) -> list[Thread]:
     return list(
         threads.order_by("created_at", "id")
         .prefetch_related(
-            Prefetch(
-                "messages",
-                queryset=Message.objects.order_by("seq").prefetch_related(
-                    Prefetch("tool_calls", queryset=ToolCall.objects.order_by("position"))
-                ),
-            ),
+            messages_prefetch(file_data=True),
             *(prefetch(member) for prefetch in _export_prefetches.values()),
         )[:EXPORT_BATCH_THREADS]
     )
@@ -88,6 +85,8 @@ def _exported_thread(thread: Thread) -> dict:
         _add_client_document(data, message)
         for call_data, call in zip(data["toolCalls"], message.tool_calls.all(), strict=True):
             call_data.update(createdAt=iso(call.created_at), finishedAt=iso(call.finished_at))
+        for file_data, attachment in zip(data.get("attachments", []), message.attachments.all(), strict=True):
+            file_data.update(createdAt=iso(attachment.created_at), content=b64(attachment.data))
     return document
 
 
@@ -96,6 +95,18 @@ def export_feedback(member: Member) -> list[dict]:
     rows = (MessageFeedback.objects.filter(message__thread__in=threads_of(member))
             .select_related("message").order_by("created_at", "id"))
     return [{**feedback_json(row), "conversationId": str(row.message.thread_id)} for row in rows]
+
+
+def export_unattached_files(member: Member) -> list[dict]:
+    """Uploads no message has taken yet (kept a day): the person's data too."""
+    return [
+        {**file_json(attachment), "createdAt": iso(attachment.created_at), "content": b64(attachment.data)}
+        for attachment in files_of(member).filter(message__isnull=True).order_by("created_at", "id")
+    ]
+
+
+def b64(data) -> str:
+    return base64.b64encode(bytes(data)).decode("ascii")
 
 
 def _add_client_document(data: dict, row) -> None:
@@ -117,10 +128,12 @@ def erase_conversations(user, batch_size: int) -> int:
     thread_ids = list(erasable.values_list("pk", flat=True))
     deleted = delete_in_order((
         MessageFeedback.objects.filter(message__thread_id__in=thread_ids),
+        Attachment.objects.filter(user=user, message__isnull=True),
+        Attachment.objects.filter(message__thread_id__in=thread_ids),
         ToolCall.objects.filter(message__thread_id__in=thread_ids),
         Message.objects.filter(thread_id__in=thread_ids),
         Thread.objects.filter(pk__in=thread_ids),
-    ), batch_size) if thread_ids else 0
+    ), batch_size)
     if deleted >= batch_size:
         return deleted
     if Thread.objects.filter(user=user, status=Thread.Status.RESPONDING).exists():
@@ -133,4 +146,5 @@ def register() -> None:
 
     register_exporter("conversations", export_conversations)
     register_exporter("feedback", export_feedback)
+    register_exporter("files", export_unattached_files)
     register_eraser("conversations", erase_conversations, order=20)

@@ -7,7 +7,7 @@ from django.db import connection
 from django.db.models import BooleanField, Exists, OuterRef, Prefetch, Q, QuerySet
 from django.db.models.expressions import RawSQL
 
-from conversations.models import Message, Thread, ToolCall
+from conversations.models import Attachment, Message, Thread, ToolCall
 from organizations.members import Member
 
 
@@ -93,22 +93,23 @@ def canonical_uuid(value: str) -> UUID | None:
     return parsed if str(parsed) == value else None
 
 
-def thread_with_messages(member: Member, thread_id: UUID) -> Thread:
-    """The thread with its messages (each with its feedback, in the same
-    query) and tool calls: three queries whatever their number."""
-    thread = (
-        threads_of(member)
-        .prefetch_related(
-            Prefetch(
-                "messages",
-                queryset=Message.objects.order_by("seq").select_related("feedback").prefetch_related(
-                    Prefetch("tool_calls", queryset=ToolCall.objects.order_by("position"))
-                ),
-            )
-        )
-        .filter(id=thread_id)
-        .first()
+def messages_prefetch(*, file_data: bool = False) -> Prefetch:
+    """A thread's messages in order, with their tool calls and files (without
+    their bytes unless `file_data`): three queries whatever their number."""
+    files = Attachment.objects.order_by("created_at", "id")
+    return Prefetch(
+        "messages",
+        # Each message with its feedback (a 👍/👎 on a reply) in the same query.
+        queryset=Message.objects.order_by("seq").select_related("feedback").prefetch_related(
+            Prefetch("tool_calls", queryset=ToolCall.objects.order_by("position")),
+            Prefetch("attachments", queryset=files if file_data else files.defer("data", "text")),
+        ),
     )
+
+
+def thread_with_messages(member: Member, thread_id: UUID) -> Thread:
+    """The thread with its messages, tool calls and files: four queries whatever their number."""
+    thread = threads_of(member).prefetch_related(messages_prefetch()).filter(id=thread_id).first()
     if thread is None:
         raise ConversationNotFound
     return thread

@@ -30,6 +30,13 @@ class ToolCallSerializer(StrictSerializer):
     isError = StrictBooleanField(required=False, default=False)  # noqa: N815
 
 
+class AttachmentSerializer(serializers.Serializer):
+    id = serializers.UUIDField()
+    name = serializers.CharField()
+    type = serializers.CharField(help_text="Judged from the content.")
+    size = serializers.IntegerField(help_text="Bytes.")
+
+
 class MessageSerializer(StrictSerializer):
     id = StrictUUIDField(help_text="Chosen by the client; unique within its conversation.")
     role = serializers.ChoiceField(choices=Message.Role.choices)
@@ -43,6 +50,10 @@ class MessageSerializer(StrictSerializer):
         "with the reply it had. Kept and shown, never sent to the model again. The new version follows it."))
     replaces = StrictUUIDField(read_only=True, allow_null=True, help_text=(
         "On a user message edited and resent (server-side): the id of the message it replaces."))
+    # Optional in the document (config.openapi.OPTIONAL_IN_ANSWERS).
+    attachments = AttachmentSerializer(many=True, read_only=True, help_text=(
+        "The files attached to the message (server-side; POST /api/chat `attachments`): absent when none. "
+        "Their content: GET /api/files/{id}/content."))
 
 
 # The assistant registers the cards (conversations.extensions) and documents
@@ -154,6 +165,7 @@ def conversation_to_json(thread) -> dict:
                 "supersededAt": (serializers.DateTimeField().to_representation(message.superseded_at)
                                  if message.superseded_at else None),
                 "replaces": str(message.replaces) if message.replaces else None,
+                **attachments_json(message),
                 "toolCalls": [
                     {
                         "id": call.tool_use_id,
@@ -169,3 +181,13 @@ def conversation_to_json(thread) -> dict:
         ],
         **conversation_extras(thread),
     }
+
+
+def attachments_json(message) -> dict:
+    """`attachments` on a message that has files (prefetched): absent otherwise,
+    so a conversation without files reads as before (the /ai/ door's documents)."""
+    files = [
+        {"id": str(a.id), "name": a.name, "type": a.media_type, "size": a.size}
+        for a in message.attachments.all()
+    ]
+    return {"attachments": files} if files else {}

@@ -10,6 +10,7 @@ loses nothing and resends nothing. The draft stays in the browser (chat.js).
 import json
 from uuid import UUID
 
+from django.conf import settings
 from django.http import HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.urls import reverse
@@ -62,6 +63,7 @@ def panel_context(request, member: Member, *, context_kind: str = "", context_id
         "looking_at": looking_at,
         "state_url": reverse("web-panel-state"),
         "chat_url": reverse("web-panel-chat"),
+        "service_down_seconds": settings.SERVICE_DOWN_SECONDS,
     }
 
 

@@ -130,6 +130,25 @@ class ToolCallView:
         return self.result_chars > LONG_RESULT_CHARS or self.result_json.count("\n") > LONG_RESULT_LINES
 
 
+@dataclass(frozen=True)
+class FileView:
+    """A file attached to a message: its name, type and size, and where its
+    content is served (an image inline, as a thumbnail; anything else as a download)."""
+
+    id: str
+    name: str
+    media_type: str
+    size: int
+
+    @property
+    def url(self) -> str:
+        return f"/api/files/{self.id}/content"
+
+    @property
+    def is_image(self) -> bool:
+        return self.media_type.startswith("image/")
+
+
 @dataclass
 class PartView:
     id: str
@@ -141,6 +160,7 @@ class PartView:
     # The message's own key (POST /api/messages/{key}/feedback) and the person's 👍/👎 on it ("up", "down", "").
     key: str = ""
     rating: str = ""
+    files: list[FileView] = field(default_factory=list)
 
     @property
     def failed(self) -> bool:
@@ -238,7 +258,8 @@ def blocks_of(messages, cards, *, titles: dict[str, str], now: datetime) -> list
     for message in messages:
         turn_id = str(message.turn_id or "")
         if message.role == "user":
-            blocks.append(Block("user", turn_id, [_part(message)], superseded=message.superseded_at is not None,
+            blocks.append(Block("user", turn_id, [_part(message, files=True)],
+                                superseded=message.superseded_at is not None,
                                 superseded_at=message.superseded_at, replaces=str(message.replaces or "")))
             continue
         if message.role == "event" and message.turn_id:
@@ -273,12 +294,14 @@ def blocks_of(messages, cards, *, titles: dict[str, str], now: datetime) -> list
     return blocks
 
 
-def _part(message) -> PartView:
+def _part(message, *, files: bool = False) -> PartView:
+    """`files`: the message's attachments (prefetched), shown on the person's messages."""
     return PartView(
         id=str(message.client_id), html=render_markdown(message.content), status=message.status,
         # Notices are stored in English; the engine's own ones are in the catalog (assistant.loop).
         notice=_(message.notice) if message.notice else "",
         key=str(message.id), rating=_rating(message),
+        files=[FileView(str(a.id), a.name, a.media_type, a.size) for a in message.attachments.all()] if files else [],
     )
 
 

@@ -5,6 +5,7 @@ construction differs (Bedrock streams AWS event-stream frames, which the SDK
 decodes with botocore).
 """
 
+import base64
 import logging
 from collections.abc import Iterator
 from typing import Any
@@ -13,6 +14,7 @@ import anthropic
 
 from assistant.clients.base import (
     AssistantReply,
+    FilePart,
     HistoryItem,
     ModelRequest,
     Stop,
@@ -164,7 +166,8 @@ def to_anthropic_messages(history: list[HistoryItem]) -> list[dict[str, Any]]:
 
 def _blocks(item: HistoryItem) -> tuple[str, list[dict[str, Any]]]:
     if isinstance(item, UserText):
-        return "user", [{"type": "text", "text": item.text}]
+        files = [block for part in item.files for block in file_blocks(part)]
+        return "user", [*files, {"type": "text", "text": item.text}]
     if isinstance(item, AssistantReply):
         text = [{"type": "text", "text": item.text}] if item.text else []
         uses = [{"type": "tool_use", "id": u.id, "name": u.name, "input": u.input} for u in item.tool_uses]
@@ -174,3 +177,23 @@ def _blocks(item: HistoryItem) -> tuple[str, list[dict[str, Any]]]:
         {"type": "tool_result", "tool_use_id": r.tool_use_id, "content": r.content, "is_error": r.is_error}
         for r in item.results
     ]
+
+
+def file_blocks(part: FilePart) -> list[dict[str, Any]]:
+    """An attached file as Claude reads it: a text file as a plain-text
+    document, a PDF as a PDF document (Claude reads its pages: text and
+    images), an image as an image block after a line naming it."""
+    if part.is_image:
+        return [
+            {"type": "text", "text": f"Attached image: {part.name}"},
+            {"type": "image", "source": {"type": "base64", "media_type": part.media_type, "data": _b64(part.data)}},
+        ]
+    if part.is_text:
+        source = {"type": "text", "media_type": "text/plain", "data": part.text}
+    else:
+        source = {"type": "base64", "media_type": part.media_type, "data": _b64(part.data)}
+    return [{"type": "document", "title": part.name, "source": source}]
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")

@@ -35,9 +35,34 @@ class ToolResult:
 
 
 @dataclass(frozen=True)
+class FilePart:
+    """A file the person attached to their message: third-party content.
+    `data` is the file itself (sent to providers that read PDFs and images),
+    `text` what a model that can't is sent instead (a text file's text, a
+    PDF's extracted text; empty for an image). `model_bytes`: what it weighs
+    in the history bound (conversations/files.py)."""
+
+    name: str
+    media_type: str
+    data: bytes
+    text: str
+    model_bytes: int
+
+    @property
+    def is_image(self) -> bool:
+        return self.media_type.startswith("image/")
+
+    @property
+    def is_text(self) -> bool:
+        return self.media_type == "text/plain"
+
+
+@dataclass(frozen=True)
 class UserText:
     text: str
     role: Literal["user"] = "user"
+    # Files attached to this message, sent before its text.
+    files: tuple[FilePart, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -54,6 +79,14 @@ class ToolResults:
 
 
 HistoryItem = UserText | AssistantReply | ToolResults
+
+
+def file_as_text(part: FilePart) -> str:
+    """A file for a model that reads only text: its name and type, then its
+    text in a block the model can tell apart from the person's own words."""
+    body = part.text if part.text.strip() else "(no text could be extracted from this file)"
+    name = part.name.replace('"', "'")
+    return f'<attached_file name="{name}" type="{part.media_type}">\n{body}\n</attached_file>'
 
 # --- What a model streams back ----------------------------------------------
 

@@ -16,6 +16,7 @@ from django.conf import settings
 
 from assistant.clients.base import (
     AssistantReply,
+    FilePart,
     ModelRequest,
     Stop,
     StreamEvent,
@@ -117,6 +118,8 @@ def answer(request: ModelRequest) -> tuple[_Call | None, str]:
     intent = parse_intent(_last_user_text(request.history))
     if isinstance(last, ToolResults):
         call, text = _continue(intent, _last_calls(request.history), last.results)
+    elif intent is None and _last_files(request.history):
+        call, text = None, describe_files(_last_files(request.history))
     elif intent is None:
         call, text = None, HELP_TEXT
     elif intent.action == "this_note":
@@ -213,6 +216,34 @@ def _last_user_text(history: list) -> str:
     return next((text for text in texts if _EVENTS_BLOCK.sub("", text).strip()), "")
 
 
+QUOTED_CHARS = 1000
+
+
+def _last_files(history: list) -> tuple[FilePart, ...]:
+    """The files of the person's last message (an events block alone is not one)."""
+    texts = (item for item in reversed(history) if isinstance(item, UserText))
+    last = next((item for item in texts if _EVENTS_BLOCK.sub("", item.text).strip()), None)
+    return last.files if last is not None else ()
+
+
+def describe_files(files: tuple[FilePart, ...]) -> str:
+    """What the offline model can say of attached files: their names and
+    types, and a text file's (or a PDF's extracted) text, quoted."""
+    sentences = [f"You attached {len(files)} file(s)."]
+    for part in files:
+        sentences.append(f"{part.name} ({part.media_type}, {len(part.data):,} bytes)")
+        quoted = part.text.strip()
+        if quoted:
+            cut = "…" if len(quoted) > QUOTED_CHARS else ""
+            lines = (quoted[:QUOTED_CHARS] + cut).splitlines()
+            sentences[-1] += " says:\n\n" + "\n".join(f"> {line}" for line in lines)
+        elif part.is_image:
+            sentences[-1] += ": an image, which I can't see (I am the offline demo model)."
+        else:
+            sentences[-1] += ": I found no text in it."
+    return "\n\n".join(sentences)
+
+
 def _open_note(history: list) -> int | None:
     """The note of the latest page context the application told (never the person's own words)."""
     for item in reversed(history):
@@ -273,6 +304,8 @@ def _request_text(request: ModelRequest) -> str:
     for item in request.history:
         if isinstance(item, UserText | AssistantReply):
             parts.append(item.text)
+        if isinstance(item, UserText):
+            parts.extend(part.text for part in item.files)
         if isinstance(item, AssistantReply):
             parts.extend(json.dumps(u.input) for u in item.tool_uses)
         if isinstance(item, ToolResults):

@@ -1,5 +1,6 @@
 """OpenAI-compatible chat completions (Infomaniak AI Services) through the `openai` SDK."""
 
+import base64
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -9,6 +10,7 @@ import openai
 
 from assistant.clients.base import (
     AssistantReply,
+    FilePart,
     HistoryItem,
     ModelRequest,
     Stop,
@@ -21,6 +23,7 @@ from assistant.clients.base import (
     ToolSpec,
     Usage,
     UserText,
+    file_as_text,
     guarded_call,
     guarded_stream,
 )
@@ -126,12 +129,28 @@ def to_openai_messages(system: str, history: list[HistoryItem]) -> list[dict[str
     messages: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
     for item in history:
         if isinstance(item, UserText):
-            messages.append({"role": "user", "content": item.text})
+            messages.append({"role": "user", "content": _user_content(item)})
         elif isinstance(item, AssistantReply):
             messages.append(_assistant_message(item))
         elif isinstance(item, ToolResults):
             messages.extend(_tool_message(result) for result in item.results)
     return messages
+
+
+def _user_content(item: UserText) -> str | list[dict[str, Any]]:
+    """The person's text, after their files when there are some: images as
+    `image_url` parts (data URLs), documents as their text (the chat-completions
+    format has no document part that every compatible server takes)."""
+    if not item.files:
+        return item.text
+    return [*(_file_part(part) for part in item.files), {"type": "text", "text": item.text}]
+
+
+def _file_part(part: FilePart) -> dict[str, Any]:
+    if part.is_image:
+        url = f"data:{part.media_type};base64,{base64.b64encode(part.data).decode('ascii')}"
+        return {"type": "image_url", "image_url": {"url": url}}
+    return {"type": "text", "text": file_as_text(part)}
 
 
 def _assistant_message(reply: AssistantReply) -> dict[str, Any]:

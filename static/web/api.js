@@ -14,12 +14,14 @@ const unreachable = (status, code) => ({
 export async function api(method, url, body) {
   const headers = { Accept: 'application/json', 'X-CSRFToken': csrfToken() };
   if (organization()) headers['X-Organization'] = organization();
-  if (body !== undefined) headers['Content-Type'] = 'application/json';
+  // A FormData body (a file upload) sets its own multipart Content-Type.
+  const form = body instanceof FormData;
+  if (body !== undefined && !form) headers['Content-Type'] = 'application/json';
   let response;
   try {
     response = await fetch(url, {
       method, headers, credentials: 'same-origin',
-      body: body === undefined ? undefined : JSON.stringify(body),
+      body: body === undefined || form ? body : JSON.stringify(body),
     });
   } catch {
     return unreachable(0, 'network');

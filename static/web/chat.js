@@ -10,6 +10,7 @@
 import { api, el, fragment, parseFragment } from './api.js';
 import { gettext, interpolate } from './i18n.js';
 import { enhanceMessages } from './content.js';
+import { mountAttachments, sentFiles } from './attachments.js';
 import { MODEL_NOT_ALLOWED, chosenModel, initReplyActions } from './reply-actions.js';
 import {
   addLiveVersion, chosenVersions, currentVersionOf, initVersions, restoreVersions,
@@ -106,6 +107,9 @@ export function mountChat(chat, { panel = false } = {}) {
     banner.hidden = false;
   }
   const hideBanner = () => { banner.hidden = true; };
+  const attachments = mountAttachments(chat, {
+    signal, announce, showError: (text) => showBanner(text, { error: true }),
+  });
 
   // The composer's draft, per conversation, kept across reloads (cleared on send).
   const draftKey = (conversationId) => `assistant:draft:${conversationId || 'new'}`;
@@ -128,11 +132,13 @@ export function mountChat(chat, { panel = false } = {}) {
 
   async function submit() {
     const text = input.value;
-    if (!text.trim() || state.busy) return;
+    if (!text.trim() || state.busy || attachments.busy) return;
     if (state.editing) { redo('edit', { message: text }); return; }
     hideBanner();
     setBusy(true, { sending: true });
+    const files = attachments.files;
     const body = { message: text };
+    if (files.length) body.attachments = files.map((file) => file.id);
     if (state.conversationId) body.conversationId = state.conversationId;
     if (pageContext()) body.context = pageContext();
     if (!state.conversationId && chosenModel(chat)) body.model = chosenModel(chat);
@@ -149,12 +155,14 @@ export function mountChat(chat, { panel = false } = {}) {
     send.disabled = false;
     storage((store) => store.removeItem(draftKey(state.conversationId)));
     input.value = '';
+    attachments.clear();
     autosize();
     input.focus();
     if (!state.conversationId) startConversation(conversationId, text);
     messages.append(el('article', { class: 'msg msg--user', 'aria-label': gettext('You') },
       el('h2', { class: 'visually-hidden' }, gettext('You said')),
-      el('div', { class: 'msg__bubble prose is-plain', 'data-message-id': messageId }, text)));
+      el('div', { class: 'msg__bubble prose is-plain', 'data-message-id': messageId }, text),
+      ...(files.length ? [sentFiles(files)] : [])));
     liveBlock(turnId);
     toBottom();
     announce(gettext('Message sent. The assistant is replying.'));
@@ -335,7 +343,6 @@ export function mountChat(chat, { panel = false } = {}) {
       if (response.ok && ENDED.includes(response.data.status)) end({ status: response.data.status });
     };
     handlers.turn_ended = end;
-    signal.addEventListener('abort', () => { ended = true; source?.close(); });
     // A reply that does not start: the server says whether the service is down
     // (its workers' heartbeats, assistant/service.py), asked until the reply starts.
     const checkService = async () => {
@@ -350,6 +357,7 @@ export function mountChat(chat, { panel = false } = {}) {
       window.setTimeout(checkService, SERVICE_RECHECK_MS);
     };
     window.setTimeout(checkService, (Number(chat.dataset.serviceDownSeconds) || 15) * 1000);
+    signal.addEventListener('abort', () => { ended = true; source?.close(); });
     const open = () => {
       if (ended) return;
       const resume = lastEventId ? `?lastEventId=${encodeURIComponent(lastEventId)}` : '';

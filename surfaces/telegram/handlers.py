@@ -44,7 +44,8 @@ SUSPENDED = "Your membership in this organization is suspended; ask its administ
 QUEUE_DOWN = "The assistant is not available right now; your message was not sent. Please try again in a moment."
 NO_MODEL = "No model is available right now; your message was not sent."
 HELP = (
-    "Send a message to talk to the assistant. Commands: /new starts a new conversation, /credits shows "
+    "Send a message to talk to the assistant. Commands: /stop stops the reply being written, /new starts a "
+    "new conversation, /credits shows "
     "the month's balance, /org lists or switches your organizations, /unlink removes the link."
 )
 CARD_REFUSALS = {
@@ -54,6 +55,8 @@ CARD_REFUSALS = {
                       "The card now says so: use Confirm again to do it a second time.",
     cards.CardExpired: "This card has expired; nothing was done.",
 }
+STOPPING = "Stopping the reply… What it wrote so far stays in the conversation."
+NOTHING_TO_STOP = "No reply is being written in this conversation."
 CARD_NOT_FOUND = "This card is not yours or no longer exists; nothing was done."
 
 
@@ -149,6 +152,13 @@ def _new(chat_id, account, argument, link, member) -> Outcome:
                          "in your conversations in the browser.")
 
 
+def _stop(chat_id, account, argument, link, member) -> Outcome:
+    """Stop, as the browser's button: the reply being written in this chat's conversation."""
+    stopped = services.telegram_stop(link, member)
+    logger.info("telegram_stop", extra={"chat_id": chat_id, "turn_id": str(stopped) if stopped else None})
+    return Outcome().say(chat_id, STOPPING if stopped else NOTHING_TO_STOP)
+
+
 def _credits(chat_id, account, argument, link, member) -> Outcome:
     summary = credits_summary(member)
     return Outcome().say(
@@ -184,7 +194,8 @@ def _help(chat_id, *_) -> Outcome:
     return Outcome().say(chat_id, HELP)
 
 
-COMMANDS = {"/new": _new, "/credits": _credits, "/org": _org, "/unlink": _unlink, "/help": _help, "/start": _help}
+COMMANDS = {"/stop": _stop, "/new": _new, "/credits": _credits, "/org": _org, "/unlink": _unlink, "/help": _help,
+            "/start": _help}
 
 
 def handle_click(query: CallbackQuery) -> Outcome:

@@ -9,11 +9,12 @@ from dataclasses import dataclass
 from uuid import UUID
 
 from assistant.card_presentation import present
-from assistant.models import ActionCard, Turn
+from assistant.models import ENDED_STATUSES, ActionCard, Turn
 from conversations.models import Message, ToolCall
 from surfaces.telegram.formatting import MESSAGE_LIMIT, escape, markdown_to_telegram, split_message
 
-ENDED = (Turn.Status.DONE, Turn.Status.FAILED)
+# Every end, a Stop's too: a cancelled turn left out was followed again and again, its notice never sent.
+ENDED = ENDED_STATUSES
 
 CARD_OUTCOMES = {
     ActionCard.Status.PENDING: "",

@@ -11,7 +11,9 @@ from django.db import transaction
 from assistant import cards
 from assistant.card_presentation import present
 from assistant.chat import SubmittedTurn, chat_submit
-from assistant.models import ActionCard
+from assistant.models import ActionCard, Turn
+from assistant.selectors import turns_of
+from assistant.turns import TurnEnded, turn_cancel
 from conversations.models import Thread
 from conversations.selectors import ConversationNotFound, thread_get_for_member
 from conversations.services import thread_create
@@ -51,6 +53,22 @@ def _conversation_of(link: TelegramLink, member: Member) -> tuple[Thread, bool]:
         Thread.objects.filter(id=thread.id).update(surface=SURFACE, continuous=True)
         TelegramLink.objects.filter(id=link.id).update(thread=thread)
     return thread, True
+
+
+def telegram_stop(link: TelegramLink, member: Member) -> UUID | None:
+    """Cancel the person's unfinished turn in the chat's conversation (the
+    turn API's Stop); its id, or None when there is none to stop."""
+    if link.thread_id is None:
+        return None
+    unfinished = (Turn.Status.QUEUED, Turn.Status.RUNNING)
+    turn = turns_of(member).filter(thread_id=link.thread_id, status__in=unfinished).order_by("-created_at").first()
+    if turn is None:
+        return None
+    try:
+        turn_cancel(member, turn_id=turn.id)
+    except TurnEnded:  # it ended in between: nothing left to stop
+        return None
+    return turn.id
 
 
 def conversation_restart(link: TelegramLink) -> None:

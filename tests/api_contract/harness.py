@@ -17,6 +17,8 @@ from assistant import proposals
 from assistant.models import ActionCard, Turn
 from assistant.tools import framework
 from assistant.tools.registry import get_tool
+from conversations.files import file_upload
+from tests.fakes.files import png
 from tests.web.conftest import make_conversation
 from tests.workers import PROJECT, stop_process_group, worker_environment
 from workspace.models import Note
@@ -95,12 +97,15 @@ def seed_person(person, *, label: str) -> dict:
     cards.append(propose(person, threads[1], "send_email",
                          {"to": "bob@example.com", "subject": f"{label} lunch", "body": "Noon?"}))
     turns = list(Turn.objects.filter(thread__in=threads).values_list("id", flat=True))
+    files = [file_upload(person.member, name=f"{label}.txt", data=f"{label} file text".encode()),
+             file_upload(person.member, name=f"{label}.png", data=png())]
     return {
         "conversations": [str(thread.id) for thread in threads],
         "cards": [str(card.id) for card in cards],
         "turns": [str(turn_id) for turn_id in turns],
-        # Texts only this person's data holds (titles, messages, note bodies shown in cards).
-        "texts": [f"{label} trip", f"{label} plans", f"{label} note", f"{label} lunch"],
+        "files": [str(attachment.id) for attachment in files],
+        # Texts only this person's data holds (titles, messages, note bodies shown in cards, a file's text).
+        "texts": [f"{label} trip", f"{label} plans", f"{label} note", f"{label} lunch", f"{label} file"],
     }
 
 

@@ -135,7 +135,11 @@ def test_operations_with_a_body_document_its_refusals(document):
 def test_each_operation_documents_its_own_codes(document):
     chat = operation(document, "chat")
     assert error_codes(document, chat, "402") == ["credits_exhausted", "member_cap_reached"]
-    assert error_codes(document, chat, "409") == ["conversation_busy", "conversation_full"]
+    assert error_codes(document, chat, "409") == ["conversation_busy", "conversation_full", "file_already_attached"]
+    assert "too_many_files" in error_codes(document, chat, "400")
+    upload = operation(document, "file_upload")
+    assert error_codes(document, upload, "413") == ["payload_too_large", "file_too_large"]
+    assert {"unsupported_file_type", "empty_file"} <= set(error_codes(document, upload, "400"))
     assert error_codes(document, chat, "503") == ["queue_unavailable", "model_unavailable"]
     put = operation(document, "conversation_put")
     assert error_codes(document, put, "409") == ["conversation_busy"]
@@ -192,8 +196,14 @@ def request_schemas(document, schema: dict, seen=None):
 
 
 def test_every_request_body_is_closed(document):
-    bodies = [op["requestBody"]["content"]["application/json"]["schema"]
-              for _, _, op in operations(document) if "requestBody" in op]
+    def body_types(op):
+        return op.get("requestBody", {}).get("content", {})
+
+    bodies = [body_types(op)["application/json"]["schema"]
+              for _, _, op in operations(document) if "application/json" in body_types(op)]
+    # The one multipart body: a file upload (POST /api/files).
+    [upload] = [op for _, _, op in operations(document) if "multipart/form-data" in body_types(op)]
+    assert upload["operationId"] == "file_upload"
     assert len(bodies) == 8  # chat, put, confirm, cancel; rename and edit (issue 17); instructions, feedback (issue 25)
     checked = [schema for body in bodies for schema in request_schemas(document, body)]
     assert len(checked) >= 6  # with the nested messages and tool calls

@@ -76,6 +76,10 @@ def test_only_the_rules_json_schema_cannot_state_are_set_aside_among_rejected_po
     both = answer(400, {"code": "invalid", "fields": {"updatedAt": ["Must not be in the future."], "title": ["x"]}})
     assert st_hooks.filter_failure(None, rejected, case(), both) is True
     assert st_hooks.filter_failure(None, rejected, case(), answer(400, {"code": "invalid_page"})) is True
+    # A file refused for its bytes: `format: binary` can't say which bytes are accepted.
+    refused = answer(400, {"code": "unsupported_file_type", "detail": "Only text..."})
+    assert st_hooks.filter_failure(None, rejected, case(operation_id="file_upload"), refused) is False
+    assert st_hooks.filter_failure(None, rejected, case(), answer(400, {"code": "too_many_files"})) is True
 
 
 def test_only_a_crash_of_the_tool_itself_is_run_again():

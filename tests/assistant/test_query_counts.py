@@ -33,11 +33,11 @@ SUBMISSION = 8 + TRANSACTION
 TERMS_READ = 2
 # An organization that chose its model: its own keys, to check the choice is still allowed.
 CHOICE_CHECK = 1
-# Claim, the turn, the member, the history (2); the Stop check before the model
+# Claim, the turn, the member, the history (3: messages, tool calls, files); the Stop check before the model
 # call (issue 17); the reply (one INSERT: a quick step's text is written once);
 # the finish: turn lock and row, thread, settlement (account, holds, account,
 # ledger), in one transaction.
-TURN_BASE = 14 + TRANSACTION
+TURN_BASE = 15 + TRANSACTION
 # A step with one read call: the reply, the call (the Stop check before it and
 # its record, in one transaction under the turn's lock; the tool's own query,
 # result), the turn's progress, the Stop check before the next model call.

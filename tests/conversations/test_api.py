@@ -104,8 +104,8 @@ def test_read_runs_a_constant_number_of_queries(owner, django_assert_num_queries
     token_just_used(owner)
     for messages, calls in ((1, 1), (40, 5)):
         thread = make_thread(owner, messages=messages, calls=calls)
-        # token auth, membership, thread, messages, tool calls, the assistant's cards
-        with django_assert_num_queries(6):
+        # token auth, membership, thread, messages, tool calls, files, the assistant's cards
+        with django_assert_num_queries(7):
             response = owner.client.get(detail_url(thread.id))
         assert len(response.json()["messages"]) == messages
 

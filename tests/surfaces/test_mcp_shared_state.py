@@ -3,7 +3,6 @@ stored whole in the person's MCP conversation, and the trifecta guard read
 from them over MCP_TAINT_HOURS across sessions. The official client against
 the real server (tests/surfaces/mcp_server.py); each `call` is its own session."""
 
-import json
 from datetime import timedelta
 
 import httpx2
@@ -20,6 +19,7 @@ from organizations.tokens import create_token
 from surfaces.mcp import tools
 from surfaces.mcp.asgi import security_headers
 from surfaces.mcp.models import McpReads
+from tests.streamed import streamed_json, streamed_text
 from tests.surfaces.mcp_server import RunningServer, mcp_session, run
 from tests.surfaces.test_mcp_server import call
 from workspace.models import InboxMessage, Note
@@ -138,8 +138,7 @@ def test_the_calls_are_in_the_export_hidden_from_others_and_erased(server, owner
     Note.objects.create(organization=owner.organization, owner=owner.user, title="Zurich trip", body="Trains")
     call(server, owner, "search_notes", {"query": "Zurich"})
     thread = Thread.objects.get()
-    # Streamed since the export is read as it is written (main's wt-scale).
-    export = json.loads(b"".join(owner.client.get("/api/me/export").streaming_content))
+    export = streamed_json(owner.client.get("/api/me/export"))
     assert export["mcp"]["privateReadAt"] and export["mcp"]["untrustedReadAt"] is None
     [conversation] = [c for c in export["conversations"] if c["id"] == str(thread.id)]
     [stored] = conversation["messages"][0]["toolCalls"]
@@ -147,7 +146,7 @@ def test_the_calls_are_in_the_export_hidden_from_others_and_erased(server, owner
     assert stored["result"]["notes"][0]["title"] == "Zurich trip"
     for other in (colleague, outsider):
         assert other.client.get(f"/api/conversations/{thread.id}").status_code == 404
-        assert str(thread.id) not in b"".join(other.client.get("/api/me/export").streaming_content).decode()
+        assert str(thread.id) not in streamed_text(other.client.get("/api/me/export"))
         call(server, other, "search_notes", {"query": "Zurich"})  # their calls go to their own conversation
     assert ToolCall.objects.filter(message__thread=thread).count() == 1
     assert Thread.objects.filter(surface="mcp").count() == 3

@@ -13,8 +13,8 @@ pytestmark = pytest.mark.django_db
 
 # The session, the person and the guard (3), the notes (1), the top bar
 # (memberships, the credit account, the monthly allowance: 3), then the panel's
-# conversation (thread, messages, tool calls, cards, running turn: 5).
-NOTES_PAGE = 12
+# conversation (thread, messages, tool calls, files, cards, running turn: 6).
+NOTES_PAGE = 13
 
 
 @pytest.mark.parametrize("notes, messages", [(1, 2), (20, 40)])

@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('conversations', '0011_thread_external_id_unique_per_person'),
+        ('conversations', '0012_attachment'),
     ]
 
     operations = [

@@ -1,0 +1,99 @@
+// Files to send with the next message: the paperclip, a drop on the chat, a
+// paste in the composer. Each file is uploaded at once (POST /api/files: the
+// server judges its type from its bytes) and shown as a chip until it is sent
+// or removed; chat.js sends the ids with the message.
+
+import { api, el } from './api.js';
+import { gettext, interpolate } from './i18n.js';
+
+const MAX_FILES = 5;
+// The server's refusals, in the person's language (other codes show the server's own words).
+const REFUSALS = {
+  unsupported_file_type: gettext('Only text (plain, Markdown, CSV), PDF, PNG, JPEG, GIF and WebP files can be attached.'),
+  file_too_large: gettext('This file is too large to attach.'),
+  empty_file: gettext('This file is empty.'),
+  unreadable_pdf: gettext('This PDF cannot be read.'),
+};
+const size = (bytes) => (bytes < 1024 ? interpolate(gettext('%(n)s bytes'), { n: bytes })
+  : bytes < 1024 * 1024 ? interpolate(gettext('%(n)s KB'), { n: Math.round(bytes / 1024) })
+    : interpolate(gettext('%(n)s MB'), { n: (bytes / (1024 * 1024)).toFixed(1) }));
+
+// The files of a message just sent, shown on it until the server's rendering replaces it.
+export function sentFiles(files) {
+  return el('ul', { class: 'msg__files', 'aria-label': gettext('Attached files') },
+    ...files.map((file) => el('li', { class: 'file', 'data-file-id': file.id },
+      el('span', { class: 'file__text' }, el('span', { class: 'file__name' }, file.name),
+        el('span', { class: 'file__meta' }, `${file.type} · ${size(file.size)}`)))));
+}
+
+export function mountAttachments(chat, { signal, announce, showError }) {
+  const list = chat.querySelector('[data-attachments]');
+  const picker = chat.querySelector('[data-file-input]');
+  const input = chat.querySelector('[data-composer-input]');
+  let files = []; // {id, name, type, size} once uploaded
+  let uploading = 0;
+
+  function render() {
+    list.replaceChildren(...files.map((file) => el('li', { class: 'attachment' },
+      el('span', { class: 'attachment__name' }, file.name),
+      el('span', { class: 'attachment__meta' }, `${file.type} · ${size(file.size)}`),
+      el('button', {
+        type: 'button', class: 'icon-btn attachment__remove', 'data-remove-file': file.id,
+        'aria-label': interpolate(gettext('Remove %(name)s'), { name: file.name }),
+      }, '×'))));
+    list.hidden = files.length === 0 && uploading === 0;
+  }
+
+  async function add(chosen) {
+    for (const file of chosen) {
+      if (files.length + uploading >= MAX_FILES) {
+        showError(interpolate(gettext('A message can take at most %(n)s files.'), { n: MAX_FILES }));
+        return;
+      }
+      uploading += 1;
+      const form = new FormData();
+      form.append('file', file, file.name);
+      const response = await api('POST', '/api/files', form);
+      uploading -= 1;
+      if (!response.ok) {
+        showError(`${file.name}: ${REFUSALS[response.data.code] ?? response.data.detail}`);
+      } else {
+        files.push(response.data);
+        announce(interpolate(gettext('%(name)s attached.'), { name: response.data.name }));
+      }
+      render();
+    }
+  }
+
+  chat.querySelector('[data-attach]').addEventListener('click', () => picker.click(), { signal });
+  picker.addEventListener('change', () => { add([...picker.files]); picker.value = ''; }, { signal });
+  list.addEventListener('click', (event) => {
+    const id = event.target.closest('[data-remove-file]')?.dataset.removeFile;
+    if (!id) return;
+    files = files.filter((file) => file.id !== id);
+    render();
+    input.focus();
+  }, { signal });
+  input.addEventListener('paste', (event) => {
+    const pasted = [...(event.clipboardData?.files ?? [])];
+    if (pasted.length) { event.preventDefault(); add(pasted); }
+  }, { signal });
+  chat.addEventListener('dragover', (event) => {
+    if (event.dataTransfer?.types.includes('Files')) { event.preventDefault(); chat.classList.add('is-dropping'); }
+  }, { signal });
+  chat.addEventListener('dragleave', (event) => {
+    if (!chat.contains(event.relatedTarget)) chat.classList.remove('is-dropping');
+  }, { signal });
+  chat.addEventListener('drop', (event) => {
+    chat.classList.remove('is-dropping');
+    if (!event.dataTransfer?.files.length) return;
+    event.preventDefault();
+    add([...event.dataTransfer.files]);
+  }, { signal });
+
+  return {
+    get files() { return [...files]; },
+    get busy() { return uploading > 0; },
+    clear() { files = []; render(); },
+  };
+}

@@ -1,0 +1,120 @@
+"""Issue 22, point 10: every door keeps every promise. One test per promise,
+run against each door of the registry (registry.py): tenancy, a card shown
+whole with the warning first before any Confirm, taint across turns and
+sessions, Stop, no effect twice."""
+
+import pytest
+from django.core import mail
+
+from assistant.card_presentation import TRIFECTA_WARNING, tool_title
+from assistant.loop import CANCELLED_NOTICE
+from assistant.models import ActionCard, Turn
+from conversations.models import Message
+from tests.conformance.doors import LONG_BODY, READS, ApiDoor, BrowserDoor, send
+from tests.fakes.scripted import say
+from workspace.models import Note
+
+SHORT = send("Noon at the usual place?")
+
+
+def test_tenancy_another_persons_conversation_card_turn_and_note_are_not_found(door, owner, colleague, outsider):
+    note = Note.objects.create(organization=owner.organization, owner=owner.user, title="Salary", body="100k-private")
+    objects = {}
+    if door.proposes:
+        card = door.propose(owner, None, SHORT)
+        objects = {"conversation": card.thread, "card": card}
+        if door.turns:
+            objects["turn"] = door.submit(owner, "And then?", card.thread_id)  # queued: Stop can still find it
+    else:
+        objects = {"conversation": owner_conversation(owner)}
+    for kind, obj in objects.items():
+        # The owner last: through some doors, finding is doing (a Cancel click, /stop).
+        found = {who: door.finds(person, kind, obj) for who, person in
+                 (("colleague", colleague), ("outsider", outsider), ("anonymous", None), ("owner", owner))}
+        if found["owner"] is None:
+            assert set(found.values()) == {None}, (kind, found)  # the door names no such object
+        else:
+            assert found == {"colleague": False, "outsider": False, "anonymous": False, "owner": True}, (kind, found)
+    for person in (colleague, outsider):
+        assert door.reads_note(person, note) in (False, None)
+    assert door.reads_note(owner, note) in (True, None)
+
+
+def owner_conversation(owner):
+    """A conversation the owner keeps through /ai/ (a client id of their own)."""
+    from conversations.models import Thread
+
+    document = {"id": "chat-1", "title": "Mine", "createdAt": "2026-12-01T10:00:00Z",
+                "updatedAt": "2026-12-01T10:00:00Z", "messages": [
+        {"id": "m1", "role": "user", "content": "Hello", "createdAt": "2026-12-01T10:00:00Z"}]}
+    response = owner.client.put("/ai/conversations/chat-1", document, format="json")
+    assert response.status_code in (200, 201), response.content
+    return Thread.objects.get(external_id="chat-1")
+
+
+def test_a_card_is_shown_whole_warning_first_and_confirm_only_with_all_of_it(door, owner, private_and_untrusted):
+    if not door.proposes:
+        door.no_turns()
+        return
+    card = door.propose(owner, READS, send(LONG_BODY))
+    assert card.trifecta_warning and len(card.description) > 7000
+    shown = door.shown(owner, card)
+    text = "\n".join(piece.text for piece in shown)
+    assert text.index(TRIFECTA_WARNING) < text.index(tool_title("send_email")) < text.index("word0000")
+    assert all(f"word{n:04d}" in text for n in range(780)), "the body is not shown whole"
+    offered = [piece.confirm for piece in shown]
+    # Confirm only with the last piece, when everything has been shown.
+    assert offered == [False] * (len(shown) - 1) + [door.confirms], offered
+
+
+@pytest.mark.parametrize("mode", ["warn", "block"])
+def test_taint_a_send_after_private_and_untrusted_reads_in_the_previous_turn_or_session(
+        door, owner, private_and_untrusted, settings, mode):
+    """A door without turns keeps what another client's model read (/ai/):
+    the next turn in that conversation, through the API, is guarded by it."""
+    settings.ASSISTANT_TRIFECTA = mode
+    earlier = door.reads(owner)
+    proposer = door if door.proposes else ApiDoor(door.request)
+    card = proposer.propose(owner, None, SHORT, after=earlier)
+    if mode == "block":
+        assert card is None
+    else:
+        assert card.trifecta_warning
+        shown = "\n".join(piece.text for piece in proposer.shown(owner, card))
+        assert shown.index(TRIFECTA_WARNING) < shown.index(tool_title("send_email"))
+
+
+def test_stop_an_accepted_cancel_ends_the_turn_cancelled(door, owner):
+    if not door.turns:
+        door.no_turns()
+        return
+    accepted = []
+
+    def stopped_while_writing(request):
+        yield from say("Your inbox ")[:-2]
+        accepted.append(door.stop(owner, Turn.objects.get(status=Turn.Status.RUNNING)))
+        yield from say("holds three messages.")
+
+    turn = door.play(owner, stopped_while_writing, text="read my inbox")
+    assert accepted == [True]
+    assert turn.status == Turn.Status.CANCELLED
+    reply = Message.objects.filter(turn_id=turn.id, role="assistant").get()
+    assert reply.content == "Your inbox holds three messages." and reply.notice == CANCELLED_NOTICE  # kept
+
+
+def test_no_effect_twice_an_identical_card_needs_the_second_confirmation(door, owner):
+    if not door.proposes:
+        door.no_turns()
+        return
+    first = door.propose(owner, None, SHORT)
+    # A card proposed over MCP is decided in the browser (its confirmUrl).
+    confirmer = door if door.confirms else BrowserDoor(door.request)
+    assert confirmer.confirm(owner, first) == "done" and len(mail.outbox) == 1
+    first.refresh_from_db()
+    twin = door.propose(owner, None, SHORT, after=first)
+    assert twin.id != first.id and twin.thread_id == first.thread_id
+    shown = "\n".join(piece.text for piece in door.shown(owner, twin))
+    assert "An identical action was already confirmed" in shown.split(tool_title("send_email"))[0]
+    assert confirmer.confirm(owner, twin) == "repeat" and len(mail.outbox) == 1
+    assert confirmer.confirm(owner, twin, again=True) == "done" and len(mail.outbox) == 2
+    assert ActionCard.objects.filter(status="confirmed").count() == 2

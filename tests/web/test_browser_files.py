@@ -1,0 +1,98 @@
+"""Files in real Chromium: a text file attached with the paperclip and an image
+dropped on the chat, shown as chips, sent with the message; their content
+reaches a scripted model (the turn is run here, in the test process, instead
+of by a worker); the message shows them (name, type, size; the image as a
+thumbnail served inert); axe-core on each state."""
+
+import base64
+import time
+
+import pytest
+
+from assistant.loop import run_turn
+from assistant.models import Turn
+from tests.fakes.files import png
+from tests.fakes.scripted import ScriptedClient, say
+from tests.web.accessibility import assert_accessible
+from tests.web.conftest import Browser
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+NOTES = "Budget 2027: keep it under 10k.\nRent: 1200 a month.\n"
+DROP_IMAGE = """([name, data]) => {
+  const bytes = Uint8Array.from(atob(data), (c) => c.charCodeAt(0));
+  const transfer = new DataTransfer();
+  transfer.items.add(new File([bytes], name, { type: 'image/png' }));
+  const chat = document.querySelector('assistant-chat');
+  chat.dispatchEvent(new DragEvent('dragover', { dataTransfer: transfer, bubbles: true, cancelable: true }));
+  chat.dispatchEvent(new DragEvent('drop', { dataTransfer: transfer, bubbles: true, cancelable: true }));
+}"""
+
+
+@pytest.fixture
+def quiet_browser(chromium, live_server, tmp_path):
+    """The browser with a broker no worker reads: the test runs each turn itself, with a scripted model."""
+    from tests.web.browser import broker_folder
+
+    session = Browser(chromium, live_server, tmp_path)
+    with broker_folder(tmp_path / "broker"):
+        yield session
+        session.close()
+    assert session.errors == [], f"JavaScript errors in the page: {session.errors}"
+
+
+def queued_turn(deadline: float = 15.0) -> Turn:
+    end = time.monotonic() + deadline
+    while time.monotonic() < end:
+        turn = Turn.objects.filter(status=Turn.Status.QUEUED).first()
+        if turn is not None:
+            return turn
+        time.sleep(0.1)
+    raise AssertionError("no turn was queued")
+
+
+def test_a_file_attached_and_dropped_is_shown_and_reaches_the_model(quiet_browser, owner, tmp_path):
+    page = quiet_browser.page(owner)
+    page.goto("/")
+    notes = tmp_path / "budget-notes.md"
+    notes.write_text(NOTES)
+    page.locator("[data-file-input]").set_input_files(str(notes))
+    page.evaluate(DROP_IMAGE, ["whiteboard.png", base64.b64encode(png(40, 30)).decode()])
+    chips = page.get_by_role("list", name="Files to send")
+    chips.get_by_text("whiteboard.png").wait_for()
+    assert "budget-notes.md" in chips.inner_text() and "text/plain" in chips.inner_text()
+    assert_accessible(page, "two files waiting in the composer")
+
+    composer = page.get_by_label("Message to the assistant")
+    composer.fill("What do these say?")
+    composer.press("Enter")
+    client = ScriptedClient(say("Your notes keep the budget under 10k."))
+    run_turn(queued_turn().id, client=client)
+
+    [message] = client.requests[0].history
+    assert [(f.name, f.media_type) for f in message.files] == [
+        ("budget-notes.md", "text/plain"), ("whiteboard.png", "image/png")]
+    assert message.files[0].text == NOTES and message.files[1].data == png(40, 30)
+    page.get_by_text("Your notes keep the budget under 10k.").wait_for()
+    page.wait_for_function("() => !document.querySelector('.msg--assistant.is-live')")
+
+    shown = page.locator(".msg--user").get_by_role("list", name="Attached files")
+    shown.locator(".file__thumb").wait_for()
+    assert "budget-notes.md" in shown.inner_text() and "text/plain" in shown.inner_text()
+    assert page.get_by_role("img", name="whiteboard.png").evaluate("img => img.complete && img.naturalWidth") == 40
+    assert page.get_by_role("list", name="Files to send").is_hidden()
+    assert_accessible(page, "a message with a text file and an image")
+    quiet_browser.shot(page, "files-attached")
+
+
+def test_an_html_file_named_png_is_refused_with_the_reason(quiet_browser, owner, tmp_path):
+    page = quiet_browser.page(owner)
+    page.goto("/")
+    fake = tmp_path / "cat.png"
+    fake.write_text("<html><script>alert(1)</script></html>")
+    page.locator("[data-file-input]").set_input_files(str(fake))
+    alert = page.get_by_role("alert")
+    alert.get_by_text("cat.png:").wait_for()
+    assert "Only text" in alert.inner_text()
+    assert page.get_by_role("list", name="Files to send").is_hidden()
+    assert_accessible(page, "a refused file")
