@@ -16,7 +16,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from assistant.cards import cards_restore, cards_withdraw, events_for_next_turn
+from assistant.card_events import cards_restore, cards_withdraw, events_for_next_turn
 from assistant.history import history_bytes, load_history, uses_window
 from assistant.models import Turn
 from assistant.org_models import option_for_conversation

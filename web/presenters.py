@@ -16,8 +16,8 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext
 
 from assistant.app_events import parse_events
+from assistant.card_events import WITHDRAWN_ERROR
 from assistant.card_presentation import CardPresentation, present
-from assistant.cards import WITHDRAWN_ERROR
 from web.markdown import render_markdown
 
 # Longer results start collapsed in the page (the person can expand them).

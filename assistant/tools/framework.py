@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from pydantic_core import to_jsonable_python
 
 from assistant.clients.base import ToolSpec
+from assistant.tools.input_errors import describe_errors, json_type
 from organizations.members import Member
 
 ToolClass = Literal["read", "write", "confirm", "send"]
@@ -33,11 +34,6 @@ PROPOSE_CLASSES = frozenset({"confirm", "send"})
 
 # What model providers accept as a tool name (Anthropic and OpenAI alike).
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
-
-# Bounds of an input error message: enough for the model to fix its call,
-# never a copy of a huge or hostile input.
-_MAX_REPORTED_ERRORS = 10
-_MAX_PATH_CHARS = 80
 
 PROPOSAL_NOTE = (
     "Calling this tool does not do it: it proposes the action to the person on a card, "
@@ -286,51 +282,14 @@ def parse_input(tool: Tool, raw: Any) -> BaseModel:
     """The validated input, or ToolInputError with a short message the model can act on."""
     if not isinstance(raw, Mapping):
         raise ToolInputError(
-            f"Invalid input for {tool.name}: the input must be a JSON object, got {_json_type(raw)}."
+            f"Invalid input for {tool.name}: the input must be a JSON object, got {json_type(raw)}."
         )
     try:
         return tool.input.model_validate(dict(raw))
     except ValidationError as exc:
-        raise ToolInputError(f"Invalid input for {tool.name}: {_describe_errors(exc)}") from None
+        raise ToolInputError(f"Invalid input for {tool.name}: {describe_errors(exc)}") from None
     except (TypeError, ValueError) as exc:  # a validator of the product that raised outside pydantic
         raise ToolInputError(f"Invalid input for {tool.name}: {type(exc).__name__}.") from None
-
-
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list | tuple):
-        return "an array"
-    return type(value).__name__
-
-
-def _describe_errors(exc: ValidationError) -> str:
-    # No input values in the message: they may be huge, or hostile text.
-    errors = exc.errors(include_url=False, include_input=False)
-    shown = errors[:_MAX_REPORTED_ERRORS]
-    parts = [f"{_error_path(error['loc'])}: {_error_reason(error)}" for error in shown]
-    if len(errors) > _MAX_REPORTED_ERRORS:
-        parts.append(f"and {len(errors) - _MAX_REPORTED_ERRORS} more errors")
-    return "; ".join(parts) + "."
-
-
-def _error_path(location: tuple) -> str:
-    path = ".".join(str(part) for part in location) or "(input)"
-    return path if len(path) <= _MAX_PATH_CHARS else path[: _MAX_PATH_CHARS - 1] + "…"
-
-
-def _error_reason(error: dict) -> str:
-    if error["type"] == "extra_forbidden":
-        return "unknown field, not allowed"
-    if error["type"] == "missing":
-        return "required field is missing"
-    return str(error["msg"])
 
 
 def _coerce_input(tool: Tool, tool_input: Any) -> BaseModel:

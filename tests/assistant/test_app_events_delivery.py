@@ -7,7 +7,7 @@ import json
 import pytest
 from django.db import transaction
 
-from assistant import cards
+from assistant import card_events, cards
 from assistant.app_events import CLOSING_TAG, OPENING_TAG
 from assistant.chat import ConversationFull, chat_submit
 from assistant.clients.base import AssistantReply, ToolResults, UserText
@@ -163,7 +163,7 @@ def test_an_outcome_recorded_after_its_event_was_told_is_told_again(owner, monke
 
     def perform_while_a_turn_starts(tool, member, tool_input):
         with transaction.atomic():
-            told.append(cards.events_for_next_turn(card.thread_id))
+            told.append(card_events.events_for_next_turn(card.thread_id))
         raise framework.ToolError("The email could not be sent; nothing was sent.")
 
     monkeypatch.setattr(framework, "perform", perform_while_a_turn_starts)
@@ -171,7 +171,7 @@ def test_an_outcome_recorded_after_its_event_was_told_is_told_again(owner, monke
     [(during,)] = [[e["summary"] for e in event_lines(block)] for block in told]
     assert "still being carried out" in during
     with transaction.atomic():
-        [after] = event_lines(cards.events_for_next_turn(card.thread_id))
+        [after] = event_lines(card_events.events_for_next_turn(card.thread_id))
     assert after["kind"] == "failed" and "could not be sent" in after["summary"]
 
 

@@ -17,7 +17,7 @@ from django.core import mail
 from django.db import transaction
 from django.utils import timezone
 
-from assistant import cards
+from assistant import card_events, cards
 from assistant.card_tasks import sweep_interrupted_cards_task
 from assistant.models import ActionCard
 from tests.assistant.test_cards import EMAIL, confirm, delete_card, propose_card
@@ -71,13 +71,13 @@ def test_the_sweep_never_performs_the_action_again(owner, settings):
 def test_the_model_is_told_at_the_next_turn_once(owner, settings):
     settings.ASSISTANT_CARD_OUTCOME_TIMEOUT_SECONDS = 60
     card = cut_short(propose_card(owner, "send_email", EMAIL), seconds_ago=3600)
-    assert cards.events_for_next_turn(card.thread_id) == ""  # nothing new before the sweep
+    assert card_events.events_for_next_turn(card.thread_id) == ""  # nothing new before the sweep
     cards.cards_mark_interrupted()
     with transaction.atomic():
-        block = cards.events_for_next_turn(card.thread_id)
+        block = card_events.events_for_next_turn(card.thread_id)
     assert "outcome_unknown" in block and str(card.id) in block
     assert "may or may not have been done" in block and "not retried" in block
-    assert cards.events_for_next_turn(card.thread_id) == ""
+    assert card_events.events_for_next_turn(card.thread_id) == ""
 
 
 def test_the_person_sees_it_on_the_card(owner, settings):
@@ -156,7 +156,7 @@ import sys
 import django
 django.setup()
 from django.test.utils import override_settings
-from assistant import cards
+from assistant import card_events, cards
 from organizations.members import Member
 
 organization_id, user_id, card_id, shown_hash, smtp_port = sys.argv[1:]
@@ -199,4 +199,4 @@ def test_a_process_killed_while_sending_leaves_a_card_the_sweep_marks_unknown(ow
     assert ActionCard.objects.get(id=card.id).status == "outcome_unknown"
     assert not SentEmail.objects.exists()
     with transaction.atomic():
-        assert "outcome_unknown" in cards.events_for_next_turn(card.thread_id)
+        assert "outcome_unknown" in card_events.events_for_next_turn(card.thread_id)

@@ -6,7 +6,7 @@ import pytest
 
 from assistant import progress
 from assistant.app_events import OPENING_TAG
-from assistant.cards import WITHDRAWN_ERROR
+from assistant.card_events import WITHDRAWN_ERROR
 from assistant.history import load_history
 from assistant.loop import run_turn
 from assistant.models import ActionCard, Turn
