@@ -13,7 +13,7 @@ from rest_framework.utils.urls import replace_query_param
 from config.api_errors import ApiError, bad_request, conflict, not_found
 from config.openapi import errors
 from config.serializers import StrictCharField, StrictSerializer, parse_uuid
-from conversations import selectors, services
+from conversations import selectors, services, thread_update
 from conversations.extensions import model_choices
 from conversations.serializers import (
     ConversationSerializer,
@@ -60,7 +60,7 @@ class ModelField(serializers.ChoiceField):
 
 
 class ConversationPatchSerializer(StrictSerializer):
-    title = StrictCharField(max_length=services.RENAME_MAX_CHARS, required=False)  # blank refused by CharField
+    title = StrictCharField(max_length=thread_update.RENAME_MAX_CHARS, required=False)  # blank refused by CharField
     model = ModelField(help_text=(
         "A model option the organization allows (GET /api/me/models); \"\" returns to the organization's. "
         "Another is 400 `model_not_allowed`."))
@@ -213,10 +213,10 @@ class ConversationDetailView(MemberAPIView):
         serializer = ConversationPatchSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         try:
-            thread = services.thread_update(self.member, thread_id=thread_id, **serializer.validated_data)
+            thread = thread_update.thread_update(self.member, thread_id=thread_id, **serializer.validated_data)
         except selectors.ConversationNotFound:
             raise not_found("No such conversation.") from None
-        except services.ModelNotAllowed:
+        except thread_update.ModelNotAllowed:
             raise model_not_allowed() from None
         return Response(ConversationSummarySerializer(thread).data)
 
