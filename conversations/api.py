@@ -114,6 +114,8 @@ class SearchPagination(ConversationPagination):
         number = 1 if raw_page is None else query_number(raw_page, name=self.page_query_param, maximum=None)
         size = self.get_page_size(request)
         start = (number - 1) * size
+        if start + size + 1 >= 2**63:  # past what a database offset holds (a 500 on SQLite): no such page
+            raise not_found("Invalid page.")
         rows = list(queryset[start:start + size + 1])
         if not rows and number > 1:
             raise not_found("Invalid page.")
