@@ -19,10 +19,11 @@ from sse_starlette.event import ServerSentEvent
 
 from assistant import chat, chat_reply, events_schema, live, page_context, progress, selectors, service, turns
 from assistant.models import Turn
+from assistant.org_models import ModelNotAllowed
 from config.api_errors import ApiError, bad_request, conflict, not_found
 from config.openapi import errors
 from config.serializers import StrictCharField, StrictSerializer, StrictUUIDField, parse_uuid
-from conversations.api import BUSY, parse_conversation_id
+from conversations.api import BUSY, ModelField, model_not_allowed, parse_conversation_id
 from conversations.files import FileAlreadyAttached, FileNotFound
 from conversations.models import Message
 from conversations.selectors import ConversationNotFound
@@ -81,6 +82,9 @@ class ChatRequestSerializer(StrictSerializer):
         required=False, help_text="What the person has open in the product: checked against their rights "
         "(404 `not_found`), told to the model as kind, id and title."
     )
+    model = ModelField(help_text="The conversation's model option from this turn on (GET /api/me/models; \"\": "
+                       "the organization's). Another, or one the organization does not allow, is 400 "
+                       "`model_not_allowed`, nothing written.")
 
 
 ChatResponse = inline_serializer("ChatAccepted", {
@@ -108,7 +112,7 @@ class ChatView(MemberAPIView):
         responses={202: ChatResponse, 200: ChatReply},
         extensions=errors(
             "credits_exhausted", "member_cap_reached", "not_found", "conversation_busy", "conversation_full",
-            "queue_unavailable", "model_unavailable", "too_many_files", "file_already_attached",
+            "queue_unavailable", "model_unavailable", "model_not_allowed", "too_many_files", "file_already_attached",
         ),
     )
     def post(self, request):
@@ -119,7 +123,7 @@ class ChatView(MemberAPIView):
         return submitted_or_error(lambda: chat.chat_submit(
             self.member, message=serializer.validated_data["message"],
             conversation_id=serializer.validated_data.get("conversationId"), context=context,
-            attachments=attachments,
+            model=serializer.validated_data.get("model"), attachments=attachments,
         ))
 
 
@@ -152,7 +156,7 @@ class EditRequestSerializer(StrictSerializer):
 
 
 REDO_ERRORS = ("credits_exhausted", "not_found", "conversation_busy", "conversation_full", "nothing_to_redo",
-               "queue_unavailable", "model_unavailable")
+               "queue_unavailable", "model_unavailable", "model_not_allowed")
 VERSIONS = ("The replaced messages stay in the StoredConversation with `supersededAt` set (a previous version, "
             "never sent to the model again); the new version follows them. An edit supersedes the message and its "
             "reply at the same instant, so replies superseded earlier are that message's regenerated ones. "
@@ -193,6 +197,8 @@ def submitted_or_error(submit) -> Response:
     """Runs a submission (chat, regenerate, edit) and maps its refusals to the one error shape."""
     try:
         submitted = submit()
+    except ModelNotAllowed:
+        raise model_not_allowed() from None
     except chat.NothingToRedo:
         raise conflict("nothing_to_redo", "This conversation has no message of yours to answer again.") from None
     except ConversationNotFound:

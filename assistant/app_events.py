@@ -25,6 +25,15 @@ def _spelled_loosely(word: str) -> str:
     return _IGNORABLE.join(re.escape(letter) for letter in word)
 
 
+def _name_loosely(first: str, second: str) -> str:
+    return _spelled_loosely(first) + _IGNORABLE + "[_-]?" + _IGNORABLE + _spelled_loosely(second)
+
+
+# The application's own blocks: its events (in the history) and the
+# instructions sections of the system prompt (assistant.instructions). No text
+# from the person, a tool or an instruction may open or close any of them.
+BLOCK_NAMES = (("application", "events"), ("organization", "instructions"), ("person", "instructions"))
+
 # "<", then an optional "/", then the name (any case, "_" or "-" or nothing
 # between the words, invisible characters anywhere). Matching the start is
 # enough: once its "<" is escaped, no variant of the tag can open or close.
@@ -33,11 +42,7 @@ _TAG_START = re.compile(
     + _IGNORABLE
     + "/?"
     + _IGNORABLE
-    + _spelled_loosely("application")
-    + _IGNORABLE
-    + "[_-]?"
-    + _IGNORABLE
-    + _spelled_loosely("events"),
+    + "(?:" + "|".join(_name_loosely(*name) for name in BLOCK_NAMES) + ")",
     re.IGNORECASE,
 )
 
@@ -47,7 +52,7 @@ EVENT_FIELDS = ("kind", "card_id", "tool_name", "summary", "input")
 
 
 def neutralize(text: str) -> str:
-    """`text` with the "<" of every application-events tag variant escaped to "&lt;"."""
+    """`text` with the "<" of every variant of the application's block tags escaped to "&lt;"."""
     return _TAG_START.sub(lambda match: "&lt;" + match.group(0)[1:], text)
 
 

@@ -13,6 +13,7 @@ class AssistantConfig(AppConfig):
         check_residency()
         _register_conversation_cards()
         _register_personal_data()
+        _register_model_check()
 
 
 def _register_conversation_cards() -> None:
@@ -28,3 +29,12 @@ def _register_personal_data() -> None:
     from assistant import personal_data
 
     personal_data.register()
+
+
+def _register_model_check() -> None:
+    """PATCH /api/conversations/{id} {model}: which options the organization allows is ours to say."""
+    from assistant.org_models import choosable_option_ids, option_allowed
+    from conversations.extensions import register_models
+
+    register_models(check=lambda member, option_id: option_allowed(member.organization_id, option_id),
+                    choices=choosable_option_ids)

@@ -19,9 +19,10 @@ from django.utils import timezone
 from assistant.card_events import cards_restore, cards_withdraw, events_for_next_turn
 from assistant.history import history_bytes, load_history, uses_window
 from assistant.models import Turn
-from assistant.org_models import option_for_member
+from assistant.org_models import option_for_conversation
 from assistant.page_context import MARKER as PAGE_CONTEXT_MARKER
 from assistant.page_context import PageContext, render_page_context
+from assistant.providers import ModelOption
 from conversations.files import files_claim
 from conversations.models import Message, Thread
 from conversations.selectors import thread_get_for_member
@@ -48,15 +49,16 @@ class SubmittedTurn:
 
 
 def chat_submit(member: Member, *, message: str, conversation_id: UUID | None,
-                context: PageContext | None = None, attachments: list[UUID] | None = None) -> SubmittedTurn:
+                context: PageContext | None = None, attachments: list[UUID] | None = None,
+                model: str | None = None) -> SubmittedTurn:
     """Raises ConversationNotFound, ConversationBusy, ConversationFull,
-    MemberCapReached, CreditsExhausted, FileNotFound or FileAlreadyAttached
-    (nothing written) or QueueUnavailable (all undone); ImproperlyConfigured
-    when the organization's model can't be used.
+    MemberCapReached, CreditsExhausted, FileNotFound, FileAlreadyAttached or
+    ModelNotAllowed (nothing written) or QueueUnavailable (all undone);
+    ImproperlyConfigured when the organization's model can't be used.
     `context`: what the person has open (already resolved with their rights),
     told to the model in an events block before the message. `attachments`:
-    ids of the person's uploaded files, which the message takes."""
-    option = option_for_member(member)
+    ids of the person's uploaded files, which the message takes. `model`: the
+    conversation's model option from now on ("": the organization's; None: unchanged)."""
     enqueue_error: list[Exception] = []
     created_thread = conversation_id is None
     # The turn id marks the messages the application writes for this turn:
@@ -64,6 +66,7 @@ def chat_submit(member: Member, *, message: str, conversation_id: UUID | None,
     turn_id = uuid.uuid4()
     with transaction.atomic():
         thread = _thread_for_chat(member, conversation_id)
+        option = _option_for_turn(member, thread, model)
         # Measured before this message is added; a continuous conversation is never full.
         used = None if uses_window(thread.continuous) else _history_size(thread)
         before = ThreadState.of(thread)
@@ -112,11 +115,11 @@ def chat_edit(member: Member, *, conversation_id: UUID, message: str) -> Submitt
 
 
 def _redo(member: Member, *, conversation_id: UUID, new_text: str | None) -> SubmittedTurn:
-    option = option_for_member(member)
     enqueue_error: list[Exception] = []
     turn_id = uuid.uuid4()  # marks the events block this turn delivers, as in chat_submit
     with transaction.atomic():
         thread = _thread_for_chat(member, conversation_id)
+        option = _option_for_turn(member, thread, None)
         before = ThreadState.of(thread)
         last = _last_user_message(thread)
         now = timezone.now()
@@ -149,6 +152,17 @@ def _redo(member: Member, *, conversation_id: UUID, new_text: str | None) -> Sub
         cards_restore(withdrawn)
         raise QueueUnavailable from enqueue_error[0]
     return SubmittedTurn(thread_id=thread.id, turn_id=turn.id, message_id=user_message.client_id)
+
+
+def _option_for_turn(member: Member, thread: Thread, model: str | None) -> ModelOption:
+    """The conversation's model option (checked as still allowed), after
+    setting it to `model` when one is given."""
+    if model is None or model == thread.model_option:
+        return option_for_conversation(member, thread.model_option)
+    option = option_for_conversation(member, model)  # refused before anything changes
+    thread.model_option = model
+    Thread.objects.filter(id=thread.id).update(model_option=model)
+    return option
 
 
 def _last_user_message(thread: Thread) -> Message:

@@ -1,11 +1,28 @@
-"""GET /api/me/export: the person's own data in the active organization, as a download."""
+"""The person's own: GET /api/me/export (their data in the active organization, as a download), their
+instructions to the assistant (GET/PUT /api/me/instructions) and the models they may choose (GET /api/me/models)."""
 
+from django.db import transaction
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, inline_serializer
+from rest_framework import serializers
+from rest_framework.exceptions import PermissionDenied
+from rest_framework.response import Response
 
+from assistant.org_models import allowed_options
+from config.api_errors import bad_request
 from config.downloads import download_response
+from config.openapi import errors
+from config.serializers import StrictCharField, StrictSerializer
 from organizations.api import ORGANIZATION_PARAMETER, MemberAPIView
+from organizations.instructions import (
+    INSTRUCTIONS_MAX_CHARS,
+    InstructionsTooLong,
+    NotAdmin,
+    instructions_get,
+    my_instructions_set,
+    organization_instructions_set,
+)
 from organizations.personal_data import export_user_stream
 
 
@@ -25,3 +42,71 @@ class MyExportView(MemberAPIView):
                                      filename=filename)
         response["Cache-Control"] = "no-store"
         return response
+
+
+class InstructionsSerializer(StrictSerializer):
+    person = StrictCharField(required=False, allow_blank=True, trim_whitespace=False, help_text=(
+        f"The person's own instructions in this organization (at most {INSTRUCTIONS_MAX_CHARS} characters)."))
+    organization = StrictCharField(required=False, allow_blank=True, trim_whitespace=False, help_text=(
+        f"The organization's instructions (at most {INSTRUCTIONS_MAX_CHARS} characters): its admins only "
+        "(403 `permission_denied` otherwise)."))
+
+
+InstructionsResponse = inline_serializer("Instructions", {
+    "organization": serializers.CharField(allow_blank=True), "person": serializers.CharField(allow_blank=True),
+    "maxChars": serializers.IntegerField(), "canSetOrganization": serializers.BooleanField(),
+})
+
+
+def instructions_json(member) -> dict:
+    current = instructions_get(member)
+    return {"organization": current.organization, "person": current.person, "maxChars": INSTRUCTIONS_MAX_CHARS,
+            "canSetOrganization": member.is_admin}
+
+
+class MyInstructionsView(MemberAPIView):
+    @extend_schema(operation_id="me_instructions", parameters=[ORGANIZATION_PARAMETER],
+                   responses=InstructionsResponse,
+                   description="The instructions added to the assistant's system prompt in this organization: the "
+                   "organization's, then the person's own.")
+    def get(self, request):
+        return Response(instructions_json(self.member))
+
+    @extend_schema(operation_id="me_instructions_set", parameters=[ORGANIZATION_PARAMETER],
+                   request=InstructionsSerializer, responses=InstructionsResponse,
+                   extensions=errors("instructions_too_long"),
+                   description="Set the person's own instructions (`person`) and, for an organization admin, the "
+                   "organization's (`organization`); \"\" clears them. Over the bound: 400 "
+                   "`instructions_too_long`, nothing written.")
+    def put(self, request):
+        serializer = InstructionsSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        try:
+            with transaction.atomic():  # both or neither
+                if "organization" in data:
+                    organization_instructions_set(self.member, text=data["organization"])
+                if "person" in data:
+                    my_instructions_set(self.member, text=data["person"])
+        except NotAdmin:
+            raise PermissionDenied("Only the organization's admins set its instructions.") from None
+        except InstructionsTooLong:
+            raise bad_request("instructions_too_long", f"Instructions are limited to {INSTRUCTIONS_MAX_CHARS} "
+                              "characters.", {name: ["At most 4000 characters."] for name in data}) from None
+        return Response(instructions_json(self.member))
+
+
+ModelOptionResponse = inline_serializer("ModelChoice", {
+    "id": serializers.CharField(), "label": serializers.CharField(), "processing": serializers.CharField(),
+    "location": serializers.CharField(),
+}, many=True)
+
+
+class MyModelsView(MemberAPIView):
+    @extend_schema(operation_id="me_models", parameters=[ORGANIZATION_PARAMETER],
+                   responses=ModelOptionResponse,
+                   description="The model options a conversation may be given in this organization (PATCH "
+                   "/api/conversations/{id} `model`, POST /api/chat `model`).")
+    def get(self, request):
+        return Response([{"id": option.id, "label": option.label, "processing": option.processing_label,
+                          "location": option.location} for option in allowed_options(self.member.organization_id)])

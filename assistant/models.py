@@ -30,6 +30,8 @@ class Turn(models.Model):
         CREDITS = "credits", "Credits"
         QUEUE = "queue", "Never picked up"
         SUSPENDED = "suspended", "Membership suspended"
+        # The conversation's model is no longer among those the organization allows.
+        MODEL = "model", "Model not allowed"
         INTERNAL = "internal", "Internal error"
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)

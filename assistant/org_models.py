@@ -79,6 +79,40 @@ def allowed_options(organization_id: int | None = None) -> list[ModelOption]:
     ]
 
 
+def choosable_option_ids() -> list[str]:
+    """Every option some organization here may choose (allowed by the
+    deployment, usable with its keys or with an organization's own): what the
+    API documents as a conversation's `model` values ("" is the organization's)."""
+    allowed = settings.ASSISTANT_MODEL_OPTIONS
+    return ["", *(option.id for option in CATALOG if (not allowed or option.id in allowed)
+                  and unusable_reason(option, api_key="organization-key") is None)]
+
+
+def option_allowed(organization_id: int, option_id: str) -> bool:
+    """Whether `option_id` is among allowed_options(organization_id), without a
+    query when the deployment's own settings make it usable (the common case:
+    a turn's check in the worker costs nothing)."""
+    allowed = settings.ASSISTANT_MODEL_OPTIONS
+    option = next((option for option in CATALOG if option.id == option_id), None)
+    if option is None or (allowed and option_id not in allowed):
+        return False
+    if unusable_reason(option) is None:
+        return True
+    return (option.provider in _own_key_providers(organization_id)
+            and unusable_reason(option, api_key="organization-key") is None)
+
+
+def option_for_conversation(member: Member, chosen: str) -> ModelOption:
+    """The option a turn of a conversation runs on: the one chosen for it
+    (ModelNotAllowed when the organization no longer allows it), else the
+    organization's (option_for_member)."""
+    if not chosen:
+        return option_for_member(member)
+    if not option_allowed(member.organization_id, chosen):
+        raise ModelNotAllowed(chosen)
+    return model_option(chosen)
+
+
 def _own_key_providers(organization_id: int) -> list[str]:
     return list(ProviderKey.objects.filter(organization_id=organization_id).values_list("provider", flat=True))
 

@@ -11,7 +11,7 @@ from assistant.api import (
     chat_endpoint,
 )
 from assistant.cards_api import CardCancelView, CardConfirmView, CardView
-from assistant.me_api import MyExportView
+from assistant.me_api import MyExportView, MyInstructionsView, MyModelsView
 
 urlpatterns = [
     path("chat", chat_endpoint(), name="api-chat"),
@@ -25,4 +25,6 @@ urlpatterns = [
     path("cards/<api_id:card_id>/confirm", CardConfirmView.as_view(), name="card-confirm"),
     path("cards/<api_id:card_id>/cancel", CardCancelView.as_view(), name="card-cancel"),
     path("me/export", MyExportView.as_view(), name="me-export"),
+    path("me/instructions", MyInstructionsView.as_view(), name="me-instructions"),
+    path("me/models", MyModelsView.as_view(), name="me-models"),
 ]

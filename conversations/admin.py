@@ -17,11 +17,11 @@ from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.db.models import Prefetch
 from django.urls import reverse
-from django.utils.html import format_html_join
+from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 
 from config.admin import ScaledChangeList, ViewOnlyAdminMixin, chosen_only_filter
-from conversations.models import Message, Thread, ToolCall
+from conversations.models import Message, MessageFeedback, Thread, ToolCall
 from organizations.access_log import Kind
 from organizations.admin import RecordsStaffAccess
 
@@ -154,3 +154,42 @@ class ThreadAdmin(ScaledChangeList, RecordsStaffAccess, admin.ModelAdmin):
             context = {"preserved_filters": self.get_preserved_filters(request), "opts": self.opts}
             response["Location"] = add_preserved_filters(context, changelist)
         return response
+
+
+@admin.register(MessageFeedback)
+class MessageFeedbackAdmin(RecordsStaffAccess, ViewOnlyAdminMixin, admin.ModelAdmin):
+    """People's 👍/👎 on replies, read-only. The list shows no words of theirs;
+    a feedback's page (its word, the reply it is about) is a view of the
+    person's data, recorded in the staff access log."""
+
+    list_display = ["id", "rating", "organization", "person", "updated_at"]
+    list_filter = ["rating"]
+    list_select_related = ["message__thread__organization", "message__thread__user"]
+    ordering = ["-updated_at"]
+    fields = ["rating", "comment", "reply", "conversation", "person", "created_at", "updated_at"]
+    readonly_fields = fields
+    staff_access_kind = Kind.FEEDBACK
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).select_related(
+            "message__thread__organization", "message__thread__user")
+
+    def staff_access_owner(self, obj) -> tuple[int | None, int | None]:
+        return obj.message.thread.user_id, obj.message.thread.organization_id
+
+    @admin.display(description="organization")
+    def organization(self, obj):
+        return obj.message.thread.organization
+
+    @admin.display(description="person")
+    def person(self, obj):
+        return obj.message.thread.user
+
+    @admin.display(description="reply")
+    def reply(self, obj):
+        return obj.message.content
+
+    @admin.display(description="conversation")
+    def conversation(self, obj):
+        url = reverse("admin:conversations_thread_change", args=[obj.message.thread_id])
+        return format_html('<a href="{}">{}</a>', url, obj.message.thread_id)

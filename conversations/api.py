@@ -13,7 +13,8 @@ from rest_framework.utils.urls import replace_query_param
 from config.api_errors import ApiError, bad_request, conflict, not_found
 from config.openapi import errors
 from config.serializers import StrictCharField, StrictSerializer, parse_uuid
-from conversations import selectors, services
+from conversations import selectors, services, thread_update
+from conversations.extensions import model_choices
 from conversations.serializers import (
     ConversationSerializer,
     ConversationSummarySerializer,
@@ -34,8 +35,35 @@ def parse_conversation_id(raw: str) -> UUID:
         raise bad_request("invalid_id", "The conversation id must be a UUID.", {"id": ["Must be a UUID."]}) from None
 
 
-class RenameSerializer(StrictSerializer):
-    title = StrictCharField(max_length=services.RENAME_MAX_CHARS)  # blank refused by CharField
+def model_not_allowed() -> ApiError:
+    return bad_request("model_not_allowed", "Your organization does not allow this model.",
+                       {"model": ["Not among the organization's models."]})
+
+
+class ModelField(serializers.ChoiceField):
+    """A conversation's model: the enum documents the options of this
+    deployment (read when the serializer is built, so it follows the
+    settings); any other text is 400 `model_not_allowed`, like an option the
+    organization does not allow (one code for a client to handle)."""
+
+    def __init__(self, **kwargs):
+        super().__init__(choices=[""], required=False, allow_blank=True, **kwargs)
+
+    def bind(self, field_name, parent):
+        super().bind(field_name, parent)
+        self.choices = model_choices()
+
+    def to_internal_value(self, data):
+        if isinstance(data, str) and data not in self.choice_strings_to_values:
+            raise model_not_allowed()
+        return super().to_internal_value(data)
+
+
+class ConversationPatchSerializer(StrictSerializer):
+    title = StrictCharField(max_length=thread_update.RENAME_MAX_CHARS, required=False)  # blank refused by CharField
+    model = ModelField(help_text=(
+        "A model option the organization allows (GET /api/me/models); \"\" returns to the organization's. "
+        "Another is 400 `model_not_allowed`."))
 
     def validate_title(self, value):
         # Any kind of whitespace only (tabs, line separators…) is blank too.
@@ -86,6 +114,8 @@ class SearchPagination(ConversationPagination):
         number = 1 if raw_page is None else query_number(raw_page, name=self.page_query_param, maximum=None)
         size = self.get_page_size(request)
         start = (number - 1) * size
+        if start + size + 1 >= 2**63:  # past what a database offset holds (a 500 on SQLite): no such page
+            raise not_found("Invalid page.")
         rows = list(queryset[start:start + size + 1])
         if not rows and number > 1:
             raise not_found("Invalid page.")
@@ -175,17 +205,21 @@ class ConversationDetailView(MemberAPIView):
         thread = selectors.thread_with_messages(self.member, thread_id)
         return Response({"applied": outcome.applied, "conversation": conversation_to_json(thread)})
 
-    @extend_schema(operation_id="conversation_rename", parameters=[ORGANIZATION_PARAMETER], request=RenameSerializer,
-                   responses=ConversationSummarySerializer, extensions=errors("invalid", "invalid_id", "not_found"),
-                   description="Rename: only `title` may be sent.")
+    @extend_schema(operation_id="conversation_rename", parameters=[ORGANIZATION_PARAMETER],
+                   request=ConversationPatchSerializer, responses=ConversationSummarySerializer,
+                   extensions=errors("invalid", "invalid_id", "not_found", "model_not_allowed"),
+                   description="Rename (`title`), choose the conversation's model (`model`), or both; "
+                   "an empty body changes nothing and answers the summary.")
     def patch(self, request, conversation_id: str):
         thread_id = parse_conversation_id(conversation_id)
-        serializer = RenameSerializer(data=request.data)
+        serializer = ConversationPatchSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         try:
-            thread = services.thread_rename(self.member, thread_id=thread_id, title=serializer.validated_data["title"])
+            thread = thread_update.thread_update(self.member, thread_id=thread_id, **serializer.validated_data)
         except selectors.ConversationNotFound:
             raise not_found("No such conversation.") from None
+        except thread_update.ModelNotAllowed:
+            raise model_not_allowed() from None
         return Response(ConversationSummarySerializer(thread).data)
 
     @extend_schema(

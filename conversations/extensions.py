@@ -12,7 +12,7 @@ from conversations.models import Thread
 ConversationExtra = Callable[[Thread], Any]
 
 # Keys conversation_to_json writes itself: an extra may not shadow them.
-RESERVED_NAMES = frozenset({"id", "title", "userId", "status", "createdAt", "updatedAt", "messages"})
+RESERVED_NAMES = frozenset({"id", "title", "userId", "status", "createdAt", "updatedAt", "messages", "model"})
 
 _extras: dict[str, ConversationExtra] = {}
 
@@ -27,3 +27,27 @@ def register_conversation_extra(name: str, fn: ConversationExtra) -> None:
 
 def conversation_extras(thread: Thread) -> dict[str, Any]:
     return {name: fn(thread) for name, fn in _extras.items()}
+
+
+# Which model options a conversation may be given is the assistant's to say
+# (assistant.org_models): it registers them here, from its ready().
+ModelCheck = Callable[[Any, str], bool]
+ModelChoices = Callable[[], list[str]]
+_models: dict[str, Any] = {"check": None, "choices": None}
+
+
+def register_models(*, check: ModelCheck, choices: ModelChoices) -> None:
+    """`check(member, option_id)`: whether the member's organization allows the
+    option; `choices()`: every value the API may take (documented as an enum)."""
+    _models.update(check=check, choices=choices)
+
+
+def model_allowed(member, option_id: str) -> bool:
+    """"" (the organization's own model) always is; anything else only when the assistant says so."""
+    if not option_id:
+        return True
+    return _models["check"] is not None and _models["check"](member, option_id)
+
+
+def model_choices() -> list[str]:
+    return _models["choices"]() if _models["choices"] is not None else [""]

@@ -45,6 +45,9 @@ class Thread(models.Model):
     # the history; None when unknown (after an upsert or a stuck turn): it is
     # then measured from the history once.
     history_bytes = models.PositiveBigIntegerField(null=True, blank=True, default=0)
+    # The model option chosen for this conversation (among those its
+    # organization allows: assistant.org_models); "" is the organization's.
+    model_option = models.CharField(max_length=100, blank=True, default="", db_default="")
 
     class Meta:
         indexes = [
@@ -150,6 +153,25 @@ class ToolCall(models.Model):
         return f"{self.name} ({self.tool_use_id})"
 
 
+class MessageFeedback(models.Model):
+    """The person's 👍/👎 on one reply of their own conversation, with an
+    optional word. One per message: giving it again updates it."""
+
+    class Rating(models.TextChoices):
+        UP = "up", "👍"
+        DOWN = "down", "👎"
+
+    message = models.OneToOneField(Message, on_delete=models.CASCADE, related_name="feedback")
+    rating = models.CharField(max_length=4, choices=Rating.choices)
+    comment = models.CharField(max_length=500, blank=True, default="")
+    created_at = models.DateTimeField()
+    updated_at = models.DateTimeField()
+
+    class Meta:
+        indexes = [models.Index(fields=["-updated_at"], name="feedback_recent")]
+
+    def __str__(self):
+        return f"{self.get_rating_display()} on {self.message_id}"
 class Attachment(models.Model):
     """A file the person attached to a message (uploaded first, unattached
     until a message claims it). Kept in the database, not under MEDIA: every

@@ -6,8 +6,9 @@ from collections.abc import Callable, Iterator
 
 from django.db.models import Prefetch, Q
 
+from conversations.feedback import feedback_json
 from conversations.files import file_json, files_of
-from conversations.models import Attachment, Message, Thread, ToolCall
+from conversations.models import Attachment, Message, MessageFeedback, Thread, ToolCall
 from conversations.selectors import messages_prefetch, threads_of
 from conversations.serializers import conversation_to_json
 from organizations.members import Member
@@ -89,6 +90,13 @@ def _exported_thread(thread: Thread) -> dict:
     return document
 
 
+def export_feedback(member: Member) -> list[dict]:
+    """The person's 👍/👎 on replies, with the conversation each belongs to."""
+    rows = (MessageFeedback.objects.filter(message__thread__in=threads_of(member))
+            .select_related("message").order_by("created_at", "id"))
+    return [{**feedback_json(row), "conversationId": str(row.message.thread_id)} for row in rows]
+
+
 def export_unattached_files(member: Member) -> list[dict]:
     """Uploads no message has taken yet (kept a day): the person's data too."""
     return [
@@ -112,13 +120,14 @@ def _add_client_document(data: dict, row) -> None:
 
 def erase_conversations(user, batch_size: int) -> int:
     """Up to `batch_size` rows of the person's conversations, smallest first
-    (tool calls, then messages, then threads), in every organization. A thread
+    (feedback and tool calls, then messages, then threads), in every organization. A thread
     that is responding is left until its turn ends (ErasureBlocked)."""
     erasable = Thread.objects.filter(user=user).exclude(status=Thread.Status.RESPONDING)
     # Starting from the person's own conversations (a list of their ids), the
     # messages and tool calls are found through their thread's index.
     thread_ids = list(erasable.values_list("pk", flat=True))
     deleted = delete_in_order((
+        MessageFeedback.objects.filter(message__thread_id__in=thread_ids),
         Attachment.objects.filter(user=user, message__isnull=True),
         Attachment.objects.filter(message__thread_id__in=thread_ids),
         ToolCall.objects.filter(message__thread_id__in=thread_ids),
@@ -136,5 +145,6 @@ def register() -> None:
     from organizations.personal_data import register_eraser, register_exporter
 
     register_exporter("conversations", export_conversations)
+    register_exporter("feedback", export_feedback)
     register_exporter("files", export_unattached_files)
     register_eraser("conversations", erase_conversations, order=20)

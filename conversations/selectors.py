@@ -99,7 +99,8 @@ def messages_prefetch(*, file_data: bool = False) -> Prefetch:
     files = Attachment.objects.order_by("created_at", "id")
     return Prefetch(
         "messages",
-        queryset=Message.objects.order_by("seq").prefetch_related(
+        # Each message with its feedback (a 👍/👎 on a reply) in the same query.
+        queryset=Message.objects.order_by("seq").select_related("feedback").prefetch_related(
             Prefetch("tool_calls", queryset=ToolCall.objects.order_by("position")),
             Prefetch("attachments", queryset=files if file_data else files.defer("data", "text")),
         ),

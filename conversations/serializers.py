@@ -93,6 +93,8 @@ class ConversationSerializer(UpdatedAtNotInFuture, StrictSerializer):
     messages = MessageSerializer(many=True, help_text="In order; each message id once.")
     userId = serializers.IntegerField(read_only=True, help_text="The owner; ignored on input.")  # noqa: N815
     status = serializers.ChoiceField(read_only=True, choices=Thread.Status.choices, help_text="Server-side.")
+    model = StrictCharField(read_only=True, help_text=(
+        "The conversation's model option (server-side; set with PATCH); \"\": the organization's."))
     cards = CardListField(
         read_only=True,
         help_text="The assistant's confirmation cards of this conversation (server-side; ignored on input).",
@@ -132,6 +134,8 @@ class ConversationSummarySerializer(serializers.Serializer):
     createdAt = serializers.DateTimeField(source="created_at")  # noqa: N815
     updatedAt = serializers.DateTimeField(source="updated_at")  # noqa: N815
     status = serializers.ChoiceField(choices=Thread.Status.choices)
+    model = StrictCharField(source="model_option", help_text="The conversation's model option; \"\": the "
+                            "organization's.")
 
 
 class UpsertResultSerializer(serializers.Serializer):
@@ -147,6 +151,7 @@ def conversation_to_json(thread) -> dict:
         "title": thread.title,
         "userId": thread.user_id,
         "status": thread.status,
+        "model": thread.model_option,
         "createdAt": serializers.DateTimeField().to_representation(thread.created_at),
         "updatedAt": serializers.DateTimeField().to_representation(thread.updated_at),
         "messages": [

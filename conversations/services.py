@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from conversations.models import Message, Thread, ToolCall
 from conversations.selectors import ConversationNotFound, thread_by_client_id, thread_get_for_member, threads_of
-from conversations.titles import choose_title, collapse_whitespace, derive_title
+from conversations.titles import choose_title, derive_title
 from organizations.members import Member
 
 logger = logging.getLogger("conversations.upsert")
@@ -146,23 +146,6 @@ def message_append(
         update_fields.append("title")
     thread.save(update_fields=update_fields)
     return message
-
-
-RENAME_MAX_CHARS = 200  # Thread.title's column
-
-
-def thread_rename(member: Member, *, thread_id: UUID, title: str, now: datetime | None = None) -> Thread:
-    """The person's own title (whitespace collapsed; the caller checked it is
-    not blank). `updated_at` moves, so an offline client's older copy does not
-    put the old title back (last write wins)."""
-    now = now or timezone.now()
-    with transaction.atomic():
-        # Lock the row: a concurrent upsert can't interleave its read-compare-write with this one.
-        thread = thread_get_for_member(member, thread_id, for_update=True)
-        thread.title = collapse_whitespace(title)[:RENAME_MAX_CHARS]
-        thread.updated_at = now
-        thread.save(update_fields=["title", "updated_at"])
-    return thread
 
 
 def thread_delete(member: Member, *, thread_id: UUID) -> None:

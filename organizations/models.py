@@ -22,6 +22,8 @@ class Organization(models.Model):
     model_option = models.CharField(max_length=100, blank=True, default="", db_default="")
     # Monthly cap in credits for a member without a cap of their own; null: none.
     default_member_cap_credits = models.PositiveIntegerField(null=True, blank=True)
+    # Told to the model in every turn of its members (organizations.instructions).
+    instructions = models.TextField(blank=True, default="", db_default="")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -48,6 +50,8 @@ class Membership(models.Model):
     # A suspended member keeps their data but passes no guard (403 membership_suspended).
     suspended_at = models.DateTimeField(null=True, blank=True)
     suspended_reason = models.CharField(max_length=300, blank=True, default="", db_default="")
+    # The person's own instructions in this organization, after the organization's.
+    instructions = models.TextField(blank=True, default="", db_default="")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -110,6 +114,7 @@ class StaffAccess(models.Model):
         NOTE = "note", "Note"
         INBOX_MESSAGE = "inbox_message", "Inbox message"
         SENT_EMAIL = "sent_email", "Sent e-mail"
+        FEEDBACK = "feedback", "Feedback on a reply"
 
     at = models.DateTimeField(db_index=True)
     staff = models.ForeignKey(

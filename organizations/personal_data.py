@@ -139,7 +139,8 @@ def _export_head(member: Member) -> dict[str, Any]:
         "format": EXPORT_FORMAT,
         "exportedAt": iso(timezone.now()),
         "person": person_json(user, member),
-        "organization": {"id": organization.id, "slug": organization.slug, "name": organization.name},
+        "organization": {"id": organization.id, "slug": organization.slug, "name": organization.name,
+                         "instructions": organization.instructions},
     }
 
 
@@ -160,6 +161,9 @@ def person_json(user, member: Member) -> dict:
         "lastLogin": iso(getattr(user, "last_login", None)),
         "role": member.role,
         "language": preferred_language(user_id=user.pk) or None,
+        # The person's own instructions to the assistant in this organization.
+        "instructions": Membership.objects.filter(organization_id=member.organization_id, user_id=user.pk)
+        .values_list("instructions", flat=True).first() or "",
     }
 
 

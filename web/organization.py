@@ -30,6 +30,7 @@ from assistant.org_models import (
 )
 from config.downloads import download_response
 from credits.money import credits_from_micros, current_month
+from organizations.instructions import INSTRUCTIONS_MAX_CHARS, InstructionsTooLong, organization_instructions_set
 from organizations.members import Member
 from organizations.models import Membership, Organization, OrganizationChange
 from organizations.services import (
@@ -39,6 +40,7 @@ from organizations.services import (
     member_restore,
     member_suspend,
 )
+from web.instructions import too_long
 from web.members import member_required
 from web.views import shell_context, with_csp
 
@@ -137,7 +139,7 @@ class SuspendForm(forms.Form):
 def _page(request, *, status: int = 200):
     return render(request, "web/organization.html", {
         **shell_context(request), "page": organization_page(request.member),
-        "providers": ProviderKey.Provider.choices,
+        "providers": ProviderKey.Provider.choices, "max_instructions": INSTRUCTIONS_MAX_CHARS,
     }, status=status)
 
 
@@ -201,6 +203,15 @@ def choose_model(request) -> str:
     except ModelNotAllowed:
         raise Refused(refusal) from None
     return _("The model was changed.")
+
+
+@admin_action
+def save_instructions(request) -> str:
+    try:
+        organization_instructions_set(request.member, text=request.POST.get("instructions", ""))
+    except InstructionsTooLong:
+        raise Refused(too_long()) from None
+    return _("The instructions were saved.")
 
 
 @admin_action

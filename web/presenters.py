@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from django.core.exceptions import ObjectDoesNotExist
 from django.utils.dateformat import format as format_date
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext
@@ -156,6 +157,9 @@ class PartView:
     notice: str
     tool_calls: list[ToolCallView] = field(default_factory=list)
     cards: list[CardView] = field(default_factory=list)
+    # The message's own key (POST /api/messages/{key}/feedback) and the person's 👍/👎 on it ("up", "down", "").
+    key: str = ""
+    rating: str = ""
     files: list[FileView] = field(default_factory=list)
 
     @property
@@ -181,6 +185,13 @@ class Block:
     @property
     def failed(self) -> bool:
         return any(part.failed for part in self.parts)
+
+    @property
+    def feedback_part(self) -> "PartView | None":
+        """The reply's last message, which its 👍/👎 is about: replies the assistant wrote (with a turn) only."""
+        if self.role != "assistant" or not self.turn_id or self.superseded or not self.parts:
+            return None
+        return self.parts[-1]
 
 
 EVENT_PHRASES = {
@@ -289,5 +300,16 @@ def _part(message, *, files: bool = False) -> PartView:
         id=str(message.client_id), html=render_markdown(message.content), status=message.status,
         # Notices are stored in English; the engine's own ones are in the catalog (assistant.loop).
         notice=_(message.notice) if message.notice else "",
+        key=str(message.id), rating=_rating(message),
         files=[FileView(str(a.id), a.name, a.media_type, a.size) for a in message.attachments.all()] if files else [],
     )
+
+
+def _rating(message) -> str:
+    """The feedback read with the message (conversation selectors select it with the messages)."""
+    if message.role != "assistant":
+        return ""
+    try:
+        return message.feedback.rating
+    except ObjectDoesNotExist:
+        return ""

@@ -1,7 +1,7 @@
 from django.urls import path
 from django.views.i18n import JavaScriptCatalog
 
-from web import language, organization, panel, telegram_link, tokens, views
+from web import instructions, language, organization, panel, telegram_link, tokens, views
 
 urlpatterns = [
     path("", views.chat, name="web-chat"),
@@ -13,6 +13,7 @@ urlpatterns = [
     path("data/", views.data, name="web-data"),
     path("organization/", organization.organization, name="web-organization"),
     path("organization/model", organization.choose_model, name="web-organization-model"),
+    path("organization/instructions", organization.save_instructions, name="web-organization-instructions"),
     path("organization/keys", organization.save_key, name="web-organization-key-save"),
     path("organization/keys/<str:provider>/remove", organization.remove_key, name="web-organization-key-remove"),
     path("organization/default-cap", organization.default_cap, name="web-organization-default-cap"),
@@ -20,6 +21,7 @@ urlpatterns = [
     path("organization/members/<int:user_id>/suspend", organization.suspend, name="web-organization-suspend"),
     path("organization/members/<int:user_id>/restore", organization.restore, name="web-organization-restore"),
     path("organization/usage.csv", organization.usage_csv, name="web-organization-usage"),
+    path("instructions/", instructions.instructions_page, name="web-instructions"),
     path("tokens/", tokens.token_list, name="web-tokens"),
     path("tokens/new", tokens.token_create, name="web-token-create"),
     path("tokens/<uuid:public_id>/revoke", tokens.token_revoke, name="web-token-revoke"),

@@ -16,6 +16,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_http_methods
 
+from assistant.org_models import allowed_options
 from assistant.page_shell import shell_context
 from conversations.selectors import ConversationNotFound
 from organizations.api import SESSION_ORGANIZATION_KEY
@@ -70,6 +71,7 @@ def chat(request, conversation_id: UUID | None = None):
         "sidebar": selectors.sidebar(request.member, current_id=str(conversation_id or "")),
         "current_id": str(conversation_id or ""),
         "examples": EXAMPLES,
+        "model_options": allowed_options(request.member.organization_id),
         "service_down_seconds": settings.SERVICE_DOWN_SECONDS,
     })
 

@@ -11,6 +11,7 @@ import { api, el, fragment, parseFragment } from './api.js';
 import { gettext, interpolate } from './i18n.js';
 import { enhanceMessages } from './content.js';
 import { mountAttachments, sentFiles } from './attachments.js';
+import { MODEL_NOT_ALLOWED, chosenModel, initReplyActions } from './reply-actions.js';
 import {
   addLiveVersion, chosenVersions, currentVersionOf, initVersions, restoreVersions,
 } from './versions.js';
@@ -18,6 +19,7 @@ import {
 const ERRORS = {
   credits_exhausted: gettext('Your organization has used all its credits for this month, so the assistant cannot reply. Credits renew on the 1st (UTC); an administrator can grant more.'),
   conversation_full: gettext('This conversation is full: it has reached the length the model can read. Start a new conversation to go on.'),
+  model_not_allowed: MODEL_NOT_ALLOWED,
   conversation_busy: gettext('The assistant is still replying in this conversation. Wait for the reply to finish, then send your message again.'),
 };
 const HINT = gettext('Enter to send · Shift+Enter for a new line');
@@ -139,6 +141,7 @@ export function mountChat(chat, { panel = false } = {}) {
     if (files.length) body.attachments = files.map((file) => file.id);
     if (state.conversationId) body.conversationId = state.conversationId;
     if (pageContext()) body.context = pageContext();
+    if (!state.conversationId && chosenModel(chat)) body.model = chosenModel(chat);
     const response = await api('POST', '/api/chat', body);
     if (!response.ok) {
       setBusy(false);
@@ -515,6 +518,10 @@ export function mountChat(chat, { panel = false } = {}) {
   });
 
   initVersions(messages, announce);
+  initReplyActions(chat, {
+    conversationId: () => state.conversationId, announce, signal,
+    showError: (text) => showBanner(text, { error: true }),
+  });
   enhanceMessages(messages);
   addRedoButtons();
   input.value = storage((store) => store.getItem(draftKey(state.conversationId))) ?? '';

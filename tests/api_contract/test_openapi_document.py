@@ -204,7 +204,7 @@ def test_every_request_body_is_closed(document):
     # The one multipart body: a file upload (POST /api/files).
     [upload] = [op for _, _, op in operations(document) if "multipart/form-data" in body_types(op)]
     assert upload["operationId"] == "file_upload"
-    assert len(bodies) == 6  # chat, put, confirm, cancel; rename and edit (issue 17)
+    assert len(bodies) == 8  # chat, put, confirm, cancel; rename and edit (issue 17); instructions, feedback (issue 25)
     checked = [schema for body in bodies for schema in request_schemas(document, body)]
     assert len(checked) >= 6  # with the nested messages and tool calls
     assert all(schema["additionalProperties"] is False for schema in checked)

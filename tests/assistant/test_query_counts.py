@@ -115,6 +115,21 @@ def test_an_organizations_model_choice_is_checked_with_one_query_more(owner, con
     assert Turn.objects.get(id=submitted.turn_id).model_option == "offline"
 
 
+def test_a_conversations_own_model_costs_no_query_when_the_deployment_serves_it(owner, conversation,
+                                                                               django_assert_num_queries):
+    """Issue 25: the conversation's model is checked at submission and by the
+    worker; an option usable on the deployment's own settings needs no query
+    (only one that needs the organization's own key reads its keys)."""
+    thread_id = conversation(0)
+    Thread.objects.filter(id=thread_id).update(model_option="offline")
+    member = resolve_member(owner.user, None)
+    with django_assert_num_queries(SUBMISSION):
+        submitted = chat_submit(member, message="Next question", conversation_id=thread_id)
+    assert Turn.objects.get(id=submitted.turn_id).model_option == "offline"
+    with django_assert_num_queries(TURN_BASE):
+        run_turn(submitted.turn_id, client=ScriptedClient(say("Hi.")), clock=Clock())
+
+
 def test_a_member_without_the_guards_terms_reads_them(owner, conversation, django_assert_num_queries):
     thread_id = conversation(0)
     assert owner.member.terms is None  # the fixture's Member is made by hand

@@ -27,7 +27,7 @@ def test_owner_lists_own_conversations_newest_first(owner):
     body = response.json()
     assert [item["id"] for item in body["results"]] == [str(newer.id), str(older.id)]
     assert body["count"] == 2
-    assert set(body["results"][0]) == {"id", "title", "createdAt", "updatedAt", "status"}
+    assert set(body["results"][0]) == {"id", "title", "createdAt", "updatedAt", "status", "model"}
 
 
 def test_colleague_and_outsider_see_nothing_of_the_owner(owner, colleague, outsider):

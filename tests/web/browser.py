@@ -84,8 +84,10 @@ def test_database_url() -> str:
 
 
 @contextmanager
-def celery_worker(folder: Path, log_path: Path) -> Iterator[subprocess.Popen]:
-    """A worker process on the test database and `folder`, ready to take turns."""
+def celery_worker(folder: Path, log_path: Path, extra_env: dict[str, str] | None = None
+                  ) -> Iterator[subprocess.Popen]:
+    """A worker process on the test database and `folder`, ready to take turns
+    (`extra_env`: settings of its own, e.g. a provider pointed at a wire server)."""
     environment = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "tests.web.worker_settings",
@@ -97,6 +99,7 @@ def celery_worker(folder: Path, log_path: Path) -> Iterator[subprocess.Popen]:
         "OFFLINE_MODEL_CHUNK_DELAY_MS": os.environ.get("BROWSER_TEST_CHUNK_DELAY_MS", "80"),
         "LOG_LEVEL": "INFO",
         "PYTHONPATH": str(ROOT),
+        **(extra_env or {}),
     }
     environment.pop("REDIS_URL", None)
     command = [
