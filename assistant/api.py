@@ -1,23 +1,20 @@
 """Chat and turn endpoints: thin views over assistant.chat and the selectors."""
 
-import json
 from uuid import UUID
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
-from django.core.handlers.asgi import ASGIRequest
 from django.core.validators import RegexValidator
-from django.http import JsonResponse, StreamingHttpResponse
+from django.http import JsonResponse
 from django.utils.translation import gettext
 from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field, inline_serializer
-from rest_framework import renderers, serializers, status
+from rest_framework import serializers, status
 from rest_framework.response import Response
-from sse_starlette.event import ServerSentEvent
 
-from assistant import chat, chat_reply, events_schema, live, page_context, progress, selectors, service, turns
+from assistant import chat, chat_reply, live, page_context, selectors, service, turns
 from assistant.models import Turn
 from assistant.org_models import ModelNotAllowed
 from config.api_errors import ApiError, bad_request, conflict, not_found
@@ -306,82 +303,6 @@ class TurnCancelView(MemberAPIView):
             raise conflict("turn_ended", "This reply has already ended.") from None
         code = status.HTTP_200_OK if result.status == "cancelled" else status.HTTP_202_ACCEPTED
         return Response({"id": str(result.turn_id), "status": result.status}, status=code)
-
-
-class TurnEventsView(MemberAPIView):
-    """Authenticates and checks the turn is the person's (in a thread, once);
-    the stream itself is an async generator that holds no thread while it waits."""
-
-    renderer_classes = [renderers.JSONRenderer]
-
-    def perform_content_negotiation(self, request, force=False):
-        # An error is JSON, as documented, whatever the Accept (EventSource asks
-        # for text/event-stream only); the stream itself is not rendered by DRF.
-        return self.renderer_classes[0](), "application/json"
-
-    @extend_schema(
-        operation_id="turn_events", parameters=[ORGANIZATION_PARAMETER],
-        responses={(200, "text/event-stream"): events_schema.EVENT},
-        extensions=errors("invalid_last_event_id", "not_found"),
-        description="Server-Sent Events of the turn's progress (`message_started`, `text`, `tool_call_started`, "
-        "`tool_call_finished`, `card_proposed`, `turn_ended`); `Last-Event-ID` resumes. The stream stays open "
-        "until the turn ends (or for STREAM_MAX_SECONDS: then reconnect with the last id).",
-    )
-    def get(self, request, turn_id: str):
-        turn = turn_or_404(self.member, turn_id)
-        cursor = resume_cursor(request)
-        if isinstance(request._request, ASGIRequest):
-            body = sse_body(turn.id, cursor)
-        else:  # WSGI (`make run`'s dev server): Django would gather an async stream before sending it
-            body = map(sse_frame, live.poll_turn_blocking(turn.id, cursor))
-        response = StreamingHttpResponse(body, content_type="text/event-stream")
-        response["Cache-Control"] = "no-cache"
-        response["X-Accel-Buffering"] = "no"  # a reverse proxy must not hold the events back
-        return response
-
-
-def resume_cursor(request) -> progress.Cursor:
-    # The header (EventSource's own reconnection) wins over the query
-    # parameter (a stream the page reopened itself).
-    raw = request.headers.get("Last-Event-ID") or request.query_params.get("lastEventId", "")
-    if not raw:
-        return progress.Cursor()
-    try:
-        return progress.Cursor.decode(raw)
-    except progress.BadCursor:
-        raise bad_request("invalid_last_event_id", "Last-Event-ID is not an id this stream sent.",
-                          {"Last-Event-ID": ["Not an event id of this stream."]}) from None
-
-
-async def sse_body(turn_id: UUID, cursor: progress.Cursor):
-    async for event in live.follow_turn(turn_id, cursor):
-        yield sse_frame(event)
-
-
-def sse_frame(event: progress.Event | None) -> bytes:
-    if event is None:
-        return ServerSentEvent(comment="keep-alive").encode()
-    return ServerSentEvent(data=json.dumps(event.data, ensure_ascii=False), event=event.name, id=event.id).encode()
-
-
-def async_endpoint(view):
-    """`view` (a DRF view) behind an async view: under ASGI the request is
-    checked in a thread once, then its async stream runs on the event loop.
-    Keeps `cls` so the OpenAPI schema still documents it."""
-    def check_then_release(request, *args, **kwargs):
-        response = view(request, *args, **kwargs)
-        if response.streaming:  # the stream reads the database on its own when it must
-            live.release_database()
-        return response
-
-    checked = sync_to_async(check_then_release)
-
-    async def endpoint(request, *args, **kwargs):
-        async with live.read_slot():  # a crowd of streams opening reads a few at a time, as it follows
-            return await checked(request, *args, **kwargs)
-
-    endpoint.cls, endpoint.initkwargs, endpoint.csrf_exempt = view.cls, view.initkwargs, True
-    return endpoint
 
 
 def chat_endpoint():

@@ -5,12 +5,11 @@ from assistant.api import (
     EditView,
     RegenerateView,
     TurnCancelView,
-    TurnEventsView,
     TurnView,
-    async_endpoint,
     chat_endpoint,
 )
 from assistant.cards_api import CardCancelView, CardConfirmView, CardView
+from assistant.events_api import TurnEventsView, async_endpoint
 from assistant.me_api import MyExportView, MyInstructionsView, MyModelsView
 
 urlpatterns = [
