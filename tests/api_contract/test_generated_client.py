@@ -113,8 +113,9 @@ def authenticated_client(api, base_url: str, person):
 
 def offline_conversation(models, conversation_id):
     moment = datetime(2026, 11, 1, 12, tzinfo=UTC)
+    # The body's id is read-only (the URL names the conversation): the generated request has none.
     return models.ConversationRequest(
-        id=conversation_id, title="Offline", created_at=moment, updated_at=moment,
+        title="Offline", created_at=moment, updated_at=moment,
         messages=[
             models.MessageRequest(id=uuid.uuid4(), role=models.RoleEnum.USER, content="Find my notes about Zurich",
                                   created_at=moment),
