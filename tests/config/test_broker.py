@@ -3,6 +3,7 @@ own filesystem transport shows it empty while it is written, and a worker that
 reads it then dies on a JSONDecodeError)."""
 
 import threading
+import uuid
 from pathlib import Path
 
 from kombu import Connection
@@ -16,8 +17,17 @@ def folder_connection(folder: Path) -> Connection:
     (folder / "processed").mkdir(exist_ok=True)
     return Connection("filesystem://", transport_options={
         "data_folder_in": str(folder / "queue"), "data_folder_out": str(folder / "queue"),
-        "processed_folder": str(folder / "processed"), "store_processed": False,
+        "processed_folder": str(folder / "processed"), "control_folder": str(folder / "control"),
+        "store_processed": False,
     })
+
+
+def fresh_queue_name() -> str:
+    """A queue no earlier test bound: kombu keeps the bindings it declared in
+    the process's memory and then skips writing them to a new control folder,
+    so a queue named like one the suite used before ("celery") would have no
+    routing table there, and its messages would go nowhere."""
+    return f"wake-{uuid.uuid4().hex[:12]}"
 
 
 def visible_while_writing(monkeypatch, module, connection: Connection, folder: Path) -> list[bytes]:
@@ -66,13 +76,13 @@ def test_kombus_own_transport_shows_a_message_being_written(monkeypatch, tmp_pat
 # --- Waking a waiting worker (issue 21: the first word at once) ----------------------
 
 
-def waiting_consumer(tmp_path: Path, polling_interval: float):
+def waiting_consumer(tmp_path: Path, polling_interval: float, queue_name: str):
     """A consumer waiting in drain_events (as a worker's loop does), in a thread;
     returns the connection, what it received and the thread."""
     folder_options = folder_connection(tmp_path).transport_options
     connection = Connection("filesystem://", transport_options={**folder_options, "polling_interval": polling_interval})
     received: list = []
-    queue = connection.SimpleQueue("celery")
+    queue = connection.SimpleQueue(queue_name)
     waiting = threading.Event()
 
     def consume():
@@ -92,10 +102,11 @@ def delivered_to_a_waiting_worker(tmp_path: Path, message: dict) -> list:
     """What a consumer polling every 120 s received within 30 s of `message`
     being put: only a wake-up (or the fallback's short poll) delivers it in time.
     30 s, not less: a loaded machine (a CI run) must not pass for a lost wake-up."""
-    consumer, received, thread = waiting_consumer(tmp_path, polling_interval=120)
+    name = fresh_queue_name()
+    consumer, received, thread = waiting_consumer(tmp_path, polling_interval=120, queue_name=name)
     try:
         with folder_connection(tmp_path) as producer:
-            producer.SimpleQueue("celery").put(message)
+            producer.SimpleQueue(name).put(message)
         thread.join(30)
         return received
     finally:
@@ -115,9 +126,10 @@ def test_every_message_of_a_burst_reaches_the_waiting_worker(tmp_path):
     """Lossless: 50 messages renamed in while the consumer sleeps and reads."""
     folder_options = folder_connection(tmp_path).transport_options
     with Connection("filesystem://", transport_options={**folder_options, "polling_interval": 120}) as consumer:
-        queue = consumer.SimpleQueue("celery")
+        name = fresh_queue_name()
+        queue = consumer.SimpleQueue(name)
         with folder_connection(tmp_path) as producer:
-            writer = threading.Thread(target=lambda: [producer.SimpleQueue("celery").put({"n": n}) for n in range(50)])
+            writer = threading.Thread(target=lambda: [producer.SimpleQueue(name).put({"n": n}) for n in range(50)])
             writer.start()
             got = [queue.get(block=True, timeout=30).payload["n"] for _ in range(50)]
             writer.join(10)
