@@ -320,7 +320,7 @@ if REDIS_URL:
 # STREAM_MAX_SECONDS (the browser reconnects with Last-Event-ID).
 STREAM_HEARTBEAT_SECONDS = env_int("STREAM_HEARTBEAT_SECONDS", 15, minimum=1)
 STREAM_POLL_SECONDS = env_int("STREAM_POLL_MS", 200, minimum=10) / 1000
-STREAM_MAX_SECONDS = env_int("STREAM_MAX_SECONDS", 600, minimum=10)
+STREAM_MAX_SECONDS = env_int("STREAM_MAX_SECONDS", 600, minimum=1)
 # Database reads of a web process's open streams (their check, catch-ups and
 # end) at once: each holds a connection while it reads, so a crowd following
 # one turn needs this many connections per web process, not one per stream.
