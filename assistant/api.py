@@ -16,7 +16,6 @@ from rest_framework.response import Response
 
 from assistant import chat, chat_reply, live, page_context, selectors, service, turns
 from assistant.models import Turn
-from assistant.org_models import ModelNotAllowed
 from config.api_errors import ApiError, bad_request, conflict, not_found
 from config.openapi import errors
 from config.serializers import StrictCharField, StrictSerializer, StrictUUIDField, parse_uuid
@@ -27,6 +26,7 @@ from conversations.selectors import ConversationNotFound
 from conversations.services import ConversationBusy
 from credits.services import CreditsExhausted, MemberCapReached
 from organizations.api import ORGANIZATION_PARAMETER, MemberAPIView
+from providers.org_models import ModelNotAllowed
 
 FULL = "This conversation is full: start a new conversation to go on."
 

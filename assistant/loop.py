@@ -25,15 +25,6 @@ from django.utils import timezone
 from django.utils.translation import gettext_noop
 
 from assistant import live, proposals
-from assistant.clients.base import (
-    ModelClient,
-    ModelRequest,
-    ProviderError,
-    TextDelta,
-    ToolCallEvent,
-    ToolSpec,
-    Usage,
-)
 from assistant.history import (
     Context,
     StoredCall,
@@ -46,9 +37,7 @@ from assistant.history import (
 )
 from assistant.instructions import system_prompt
 from assistant.models import ENDED_STATUSES, Turn
-from assistant.org_models import DEPLOYMENT, option_allowed, turn_key
 from assistant.pacing import PAUSE, paced
-from assistant.providers import ModelOption, client_for, model_option
 from assistant.tools import framework
 from assistant.tools.registry import all_tools, get_tool
 from assistant.trifecta import Route, Taint, route_call, taint_after, taint_union
@@ -64,6 +53,17 @@ from credits.services import (
 )
 from organizations.members import Member
 from organizations.models import Membership
+from providers.catalog import ModelOption, client_for, model_option
+from providers.clients.base import (
+    ModelClient,
+    ModelRequest,
+    ProviderError,
+    TextDelta,
+    ToolCallEvent,
+    ToolSpec,
+    Usage,
+)
+from providers.org_models import DEPLOYMENT, option_allowed, turn_key
 
 logger = logging.getLogger("assistant.turn")
 

@@ -66,15 +66,21 @@ def _create_broker_folders(**kwargs) -> None:
 
 @signals.worker_init.connect
 @signals.beat_init.connect
-def _refuse_unnamed_demo_model(**kwargs) -> None:
-    """A production worker or beat never runs turns on the demo model by accident.
-    SystemExit, because Celery logs and ignores an Exception raised by a signal handler."""
+def _refuse_to_start_on_errors(**kwargs) -> None:
+    """A production worker or beat refuses to start on an error of the start-up
+    checks (foundation.startup), e.g. no model named: it would run turns on the
+    demo model. SystemExit, because Celery logs and ignores an Exception raised
+    by a signal handler. The apps are loaded first: the checks are registered then."""
+    import django
+    from django.apps import apps
     from django.core.exceptions import ImproperlyConfigured
 
-    from assistant.providers import refuse_unnamed_demo_model
+    from foundation.startup import refuse_to_start_on_errors
 
+    if not apps.ready:  # a worker's apps are loaded by Celery's Django fixup; beat's maybe not
+        django.setup()
     try:
-        refuse_unnamed_demo_model()
+        refuse_to_start_on_errors()
     except ImproperlyConfigured as error:
         raise SystemExit(f"Refusing to start: {error}") from None
 

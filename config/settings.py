@@ -46,6 +46,7 @@ INSTALLED_APPS = [
     "organizations",
     "conversations",
     "credits",
+    "providers",
     "assistant",
     "workspace",
     "surfaces.telegram",
@@ -378,7 +379,7 @@ ASSISTANT_ALLOW_US_PROCESSING = env_bool("ASSISTANT_ALLOW_US_PROCESSING", False)
 # empty: every option usable here (keys and residency rules).
 ASSISTANT_MODEL_OPTIONS = env_list("ASSISTANT_MODEL_OPTIONS", [])
 # Organizations' own provider keys are sealed under a key derived from this
-# secret (assistant/secrets.py), not from SECRET_KEY: rotating SECRET_KEY leaves
+# secret (providers/sealing.py), not from SECRET_KEY: rotating SECRET_KEY leaves
 # them readable. Rotate it with the fallbacks and `manage.py reseal_provider_keys`.
 ASSISTANT_KEYS_SECRET = env_str("ASSISTANT_KEYS_SECRET")
 if not ASSISTANT_KEYS_SECRET:

@@ -6,12 +6,12 @@ import logging
 import pytest
 
 from assistant import chat, loop
-from assistant.clients.base import AssistantReply, Stop, TextDelta, Usage
 from assistant.history import load_history
 from assistant.models import Turn
 from config.logging import JsonLinesFormatter
 from conversations.models import Message, Thread
 from credits.models import CreditAccount
+from providers.clients.base import AssistantReply, Stop, TextDelta, Usage
 from tests.assistant.conftest import play
 from tests.conversations.factories import make_thread
 from tests.fakes.scripted import ScriptedClient, call, say

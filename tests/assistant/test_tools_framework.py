@@ -9,7 +9,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel, ConfigDict, Field
 
-from assistant.clients.base import ToolSpec
 from assistant.tools import (
     Annotations,
     Description,
@@ -31,6 +30,7 @@ from assistant.tools import (
     tool_spec,
 )
 from assistant.tools.framework import truncation_marker
+from providers.clients.base import ToolSpec
 from workspace.models import Note
 
 # --- A small cast of tools ----------------------------------------------------------

@@ -1,16 +1,17 @@
 """A production deployment never answers real people with the demo model by
-accident: with DEBUG off and ASSISTANT_MODEL empty, the servers refuse to start
-unless Infomaniak's credentials are set (then Infomaniak, the seeds' default,
-is the model) or the demo model is named (ASSISTANT_MODEL=offline)."""
+accident: with DEBUG off and ASSISTANT_MODEL empty, the system check
+providers.E001 fails, so the servers refuse to start and `check --deploy`
+fails, unless Infomaniak's credentials are set (then Infomaniak, the seeds'
+default, is the model) or the demo model is named (ASSISTANT_MODEL=offline)."""
 
 import os
 import subprocess
 import sys
 
 import pytest
-from django.core.exceptions import ImproperlyConfigured
+from django.core import checks
 
-from assistant.providers import refuse_unnamed_demo_model, selected_option
+from providers.catalog import selected_option
 from tests.workers import PROJECT
 
 
@@ -22,27 +23,37 @@ def production(settings):
     return settings
 
 
+def deploy_errors() -> list[checks.CheckMessage]:
+    return [message for message in checks.run_checks(include_deployment_checks=True) if message.is_serious()]
+
+
 def test_no_model_named_in_production_is_refused(production):
-    with pytest.raises(ImproperlyConfigured, match="ASSISTANT_MODEL=offline"):
-        refuse_unnamed_demo_model()
+    [error] = deploy_errors()
+    assert error.id == "providers.E001"
+    assert "ASSISTANT_MODEL=offline" in error.msg
+
+
+def test_the_check_is_a_deploy_check_only(production):
+    """Management commands (migrate, the key commands) still run: only servers and `check --deploy` refuse."""
+    assert [message.id for message in checks.run_checks() if message.is_serious()] == []
 
 
 def test_the_demo_model_named_explicitly_is_accepted(production):
     production.ASSISTANT_MODEL = "offline"
-    refuse_unnamed_demo_model()
+    assert deploy_errors() == []
     assert selected_option().id == "offline"
 
 
 def test_infomaniak_credentials_make_it_the_default(production):
     production.INFOMANIAK_AI_TOKEN, production.INFOMANIAK_AI_PRODUCT_ID = "ik-token", "1234"
-    refuse_unnamed_demo_model()
+    assert deploy_errors() == []
     assert selected_option().id == "infomaniak-qwen3"
 
 
 def test_development_keeps_the_demo_model_as_default(production):
     production.DEBUG = True
     production.INFOMANIAK_AI_TOKEN, production.INFOMANIAK_AI_PRODUCT_ID = "ik-token", "1234"
-    refuse_unnamed_demo_model()
+    assert "providers.E001" not in [message.id for message in deploy_errors()]
     assert selected_option().id == "offline"
 
 
@@ -59,6 +70,14 @@ def test_the_asgi_app_refuses_to_start_without_a_model_named(model, refused):
                              text=True, env=production_env(ASSISTANT_MODEL=model), timeout=60)
     assert (started.returncode != 0) is refused, started.stderr[-2000:]
     assert ("ImproperlyConfigured" in started.stderr) is refused
+
+
+@pytest.mark.parametrize(("model", "refused"), [("", True), ("offline", False)])
+def test_check_deploy_fails_without_a_model_named(model, refused):
+    checked = subprocess.run([sys.executable, "manage.py", "check", "--deploy"], cwd=PROJECT, capture_output=True,
+                             text=True, env=production_env(ASSISTANT_MODEL=model), timeout=60)
+    assert (checked.returncode != 0) is refused, checked.stderr[-2000:]
+    assert ("providers.E001" in checked.stderr) is refused
 
 
 @pytest.mark.worker

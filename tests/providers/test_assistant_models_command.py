@@ -6,7 +6,7 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
-from assistant.providers import CATALOG
+from providers.catalog import CATALOG
 
 
 @pytest.fixture(autouse=True)

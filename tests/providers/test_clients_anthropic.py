@@ -5,8 +5,9 @@ import logging
 
 import pytest
 
-from assistant.clients.anthropic_client import AnthropicClient
-from assistant.clients.base import (
+from providers.catalog import client_for, model_option
+from providers.clients.anthropic_client import AnthropicClient
+from providers.clients.base import (
     AssistantReply,
     ModelRequest,
     ProviderError,
@@ -20,7 +21,6 @@ from assistant.clients.base import (
     Usage,
     UserText,
 )
-from assistant.providers import client_for, model_option
 from tests.fakes.wire_servers import WireServer, anthropic_events, anthropic_sse, json_reply
 
 SEARCH = ToolSpec("search_notes", "Search the notes", {"type": "object", "properties": {"query": {"type": "string"}}})

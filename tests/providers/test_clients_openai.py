@@ -5,7 +5,8 @@ import logging
 
 import pytest
 
-from assistant.clients.base import (
+from providers.catalog import client_for, model_option
+from providers.clients.base import (
     AssistantReply,
     ModelRequest,
     ProviderError,
@@ -19,8 +20,7 @@ from assistant.clients.base import (
     Usage,
     UserText,
 )
-from assistant.clients.openai_compat import OpenAICompatClient
-from assistant.providers import client_for, model_option
+from providers.clients.openai_compat import OpenAICompatClient
 from tests.fakes.wire_servers import (
     WireServer,
     json_reply,

@@ -14,7 +14,7 @@ from typing import Any
 
 from django.conf import settings
 
-from assistant.clients.base import (
+from providers.clients.base import (
     AssistantReply,
     FilePart,
     ModelRequest,

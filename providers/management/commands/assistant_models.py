@@ -3,7 +3,7 @@
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
-from assistant.providers import CATALOG, OFFLINE_ID, ModelOption, unusable_reason
+from providers.catalog import CATALOG, OFFLINE_ID, ModelOption, unusable_reason
 
 ROW = "{marker} {id:<28} {provider:<10} {model:<45} {location:<8} {prices:<28} {status}"
 

@@ -12,7 +12,7 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.translation import gettext_noop
 
-from assistant.clients.base import ModelClient, ProviderError
+from providers.clients.base import ModelClient, ProviderError
 
 Provider = Literal["infomaniak", "bedrock", "anthropic", "offline"]
 Location = Literal["CH", "EU", "US", "local"]
@@ -233,9 +233,10 @@ def default_option_id() -> str:
 
 
 def refuse_unnamed_demo_model() -> None:
-    """At the start of a production server, worker or beat (config/asgi.py,
-    wsgi.py, celery.py): real people must never be answered by the demo model
-    by accident. Management commands and tests are not refused."""
+    """The system check providers.E001 (providers.checks), which a production
+    server, worker or beat runs at its start (foundation.startup): real people
+    must never be answered by the demo model by accident. Management commands
+    and tests are not refused."""
     if settings.DEBUG or settings.ASSISTANT_MODEL:
         return
     if default_option_id() == OFFLINE_ID:
@@ -273,17 +274,17 @@ def client_for(option: ModelOption, *, api_key: str = "", max_retries: int = 2) 
         raise ProviderError("refused", f"{option.id}: {reason}")
     # Imported here so the catalog (read at start-up) does not load the SDKs.
     if option.provider == "offline":
-        from assistant.clients.offline import OfflineModelClient
+        from providers.clients.offline import OfflineModelClient
 
         return OfflineModelClient()
     if option.provider == "infomaniak":
-        from assistant.clients.openai_compat import OpenAICompatClient
+        from providers.clients.openai_compat import OpenAICompatClient
 
         key = api_key or settings.INFOMANIAK_AI_TOKEN
         return OpenAICompatClient(
             model=option.model, api_key=key, base_url=infomaniak_base_url(), max_retries=max_retries
         )
-    from assistant.clients.anthropic_client import AnthropicClient
+    from providers.clients.anthropic_client import AnthropicClient
 
     if option.provider == "bedrock":
         key = api_key or settings.BEDROCK_API_KEY

@@ -6,8 +6,8 @@ then drop the fallback. Prints counts only, never a key.
 
 from django.core.management.base import BaseCommand, CommandError
 
-from assistant.models import ProviderKey
-from assistant.secrets import reseal_all
+from providers.models import ProviderKey
+from providers.sealing import reseal_all
 
 
 class Command(BaseCommand):

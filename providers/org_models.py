@@ -15,15 +15,15 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.db import transaction
 
-from assistant.clients.base import ProviderError
-from assistant.models import ProviderKey
-from assistant.providers import CATALOG, ModelOption, client_for, model_option, selected_option, unusable_reason
-from assistant.secrets import key_hint, open_secret, seal_secret
 from organizations.members import Member
 from organizations.models import Organization
 from organizations.services import change_record
+from providers.catalog import CATALOG, ModelOption, client_for, model_option, selected_option, unusable_reason
+from providers.clients.base import ProviderError
+from providers.models import ProviderKey
+from providers.sealing import key_hint, open_secret, seal_secret
 
-logger = logging.getLogger("assistant.org_models")
+logger = logging.getLogger("providers.org_models")
 
 DEPLOYMENT = "deployment"
 

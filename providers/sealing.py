@@ -33,7 +33,7 @@ VERSION = "v2."
 LEGACY_VERSION = "v1."
 NONCE_BYTES = 12
 _INFO = {VERSION: b"assistant provider key sealing v2", LEGACY_VERSION: b"assistant provider key sealing v1"}
-_SALT = b"assistant.secrets"
+_SALT = b"providers.sealing"
 HINT_CHARS = 4
 
 

@@ -2,9 +2,9 @@ import sys
 
 from django.core.management.base import BaseCommand, CommandError
 
-from assistant.models import ProviderKey
-from assistant.org_models import KeyRefused, provider_key_save
 from organizations.models import Organization
+from providers.models import ProviderKey
+from providers.org_models import KeyRefused, provider_key_save
 
 
 class Command(BaseCommand):

@@ -6,8 +6,8 @@ import json
 import pytest
 
 from assistant.app_events import render_events
-from assistant.clients import offline
-from assistant.clients.base import (
+from providers.clients import offline
+from providers.clients.base import (
     AssistantReply,
     ModelRequest,
     Stop,
@@ -20,7 +20,7 @@ from assistant.clients.base import (
     Usage,
     UserText,
 )
-from assistant.clients.offline import HELP_TEXT, OfflineModelClient
+from providers.clients.offline import HELP_TEXT, OfflineModelClient
 
 WORKSPACE_TOOLS = [
     ToolSpec(name, f"The {name} tool", {"type": "object"})

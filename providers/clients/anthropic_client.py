@@ -12,7 +12,7 @@ from typing import Any
 
 import anthropic
 
-from assistant.clients.base import (
+from providers.clients.base import (
     AssistantReply,
     FilePart,
     HistoryItem,

@@ -7,11 +7,7 @@ import pytest
 from django.apps import apps
 from django.core.exceptions import ImproperlyConfigured
 
-from assistant.clients.anthropic_client import AnthropicClient
-from assistant.clients.base import ProviderError
-from assistant.clients.offline import OfflineModelClient
-from assistant.clients.openai_compat import OpenAICompatClient
-from assistant.providers import (
+from providers.catalog import (
     BEDROCK_ALLOWED_REGIONS,
     CATALOG,
     PROCESSING_LABEL,
@@ -22,6 +18,10 @@ from assistant.providers import (
     selected_option,
     unusable_reason,
 )
+from providers.clients.anthropic_client import AnthropicClient
+from providers.clients.base import ProviderError
+from providers.clients.offline import OfflineModelClient
+from providers.clients.openai_compat import OpenAICompatClient
 
 HAIKU_EU = "bedrock-claude-haiku-4-5"
 
@@ -303,7 +303,7 @@ def test_the_app_runs_the_start_up_check_when_ready(settings):
     settings.ASSISTANT_MODEL = "anthropic-claude-sonnet-4-6"
 
     with pytest.raises(ImproperlyConfigured):
-        apps.get_app_config("assistant").ready()
+        apps.get_app_config("providers").ready()
 
 
 # --- Clients -------------------------------------------------------------------------------

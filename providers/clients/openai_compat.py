@@ -8,7 +8,7 @@ from typing import Any
 
 import openai
 
-from assistant.clients.base import (
+from providers.clients.base import (
     AssistantReply,
     FilePart,
     HistoryItem,

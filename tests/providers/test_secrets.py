@@ -9,9 +9,9 @@ import pytest
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from django.core.management import call_command
 
-from assistant import secrets
-from assistant.models import ProviderKey
-from assistant.secrets import SecretError, key_hint, open_secret, reseal_all, seal_secret
+from providers import sealing
+from providers.models import ProviderKey
+from providers.sealing import SecretError, key_hint, open_secret, reseal_all, seal_secret
 from tests.fakes.wire_servers import WireServer, json_reply, openai_completion
 
 KEY = "sk-live-0123456789abcdefWXYZ"
@@ -81,7 +81,7 @@ def test_a_rotated_keys_secret_opens_through_its_fallback_until_resealed(setting
 def legacy_v1_seal(plaintext: str, organization_id: int, django_secret: str) -> str:
     """What the application stored before ASSISTANT_KEYS_SECRET (written out here on purpose)."""
     nonce = os.urandom(12)
-    body = AESGCM(secrets._derive(django_secret, "v1.")).encrypt(
+    body = AESGCM(sealing._derive(django_secret, "v1.")).encrypt(
         nonce, plaintext.encode(), f"organization:{organization_id}".encode()
     )
     return "v1." + base64.urlsafe_b64encode(nonce + body).decode()
@@ -119,7 +119,7 @@ def infomaniak(settings):
 
 def test_staff_add_a_key_in_the_admin_and_see_only_its_hint(admin_client, acme, infomaniak):
     infomaniak.reply(openai_completion())
-    response = admin_client.post("/admin/assistant/providerkey/add/", {
+    response = admin_client.post("/admin/providers/providerkey/add/", {
         "organization": acme.pk, "provider": "infomaniak", "key": KEY,
     })
     assert response.status_code == 302
@@ -127,7 +127,7 @@ def test_staff_add_a_key_in_the_admin_and_see_only_its_hint(admin_client, acme, 
     key = ProviderKey.objects.get()
     assert key.hint == "…WXYZ" and key.created_by.username == "admin"
     assert open_secret(key.sealed, acme.pk, "infomaniak") == KEY
-    for page in ("/admin/assistant/providerkey/", f"/admin/assistant/providerkey/{key.pk}/change/"):
+    for page in ("/admin/providers/providerkey/", f"/admin/providers/providerkey/{key.pk}/change/"):
         html = admin_client.get(page).content.decode()
         assert "…WXYZ" in html and KEY not in html and key.sealed not in html
 
@@ -135,7 +135,7 @@ def test_staff_add_a_key_in_the_admin_and_see_only_its_hint(admin_client, acme, 
 def test_a_key_the_provider_refuses_in_the_admin_is_not_saved(admin_client, acme, infomaniak):
     infomaniak.reply(json_reply(401, {"error": {"message": "RAW-PROVIDER-TEXT", "type": "invalid_request_error"}}))
 
-    response = admin_client.post("/admin/assistant/providerkey/add/", {
+    response = admin_client.post("/admin/providers/providerkey/add/", {
         "organization": acme.pk, "provider": "infomaniak", "key": KEY,
     })
 

@@ -6,7 +6,8 @@ import logging
 
 import pytest
 
-from assistant.clients.base import (
+from providers.catalog import client_for, model_option
+from providers.clients.base import (
     ModelRequest,
     ProviderError,
     Stop,
@@ -16,7 +17,6 @@ from assistant.clients.base import (
     Usage,
     UserText,
 )
-from assistant.providers import client_for, model_option
 from tests.fakes.wire_servers import (
     Reply,
     WireServer,
