@@ -57,7 +57,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    "config.middleware.ApiBodyLimitMiddleware",
+    "foundation.middleware.ApiBodyLimitMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     # The UI's language: the person's choice (a cookie, set from their account at
     # login), else the browser's Accept-Language, else English. URLs carry no language.
@@ -65,7 +65,7 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "config.middleware.NoStoreForPeopleMiddleware",
+    "foundation.middleware.NoStoreForPeopleMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "csp.middleware.CSPMiddleware",
@@ -233,7 +233,7 @@ FILE_UNATTACHED_HOURS = env_int("FILE_UNATTACHED_HOURS", 24, minimum=1)
 # A file upload's body: the file plus the multipart framing (boundary, headers).
 FILE_UPLOAD_FRAMING_BYTES = 64 * 1024
 # A conversation upload's body may hold CONVERSATION_MAX_BYTES plus this much
-# JSON framing (ids, dates, keys) per allowed message (config/middleware.py).
+# JSON framing (ids, dates, keys) per allowed message (foundation/middleware.py).
 CONVERSATION_UPLOAD_FRAMING_BYTES = 1024
 # Django's own parse limit lets the largest body through; ApiBodyLimitMiddleware
 # applies each path's exact limit first.
@@ -267,13 +267,13 @@ REST_FRAMEWORK = {
         "organizations.tokens.OrganizationTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    "DEFAULT_THROTTLE_CLASSES": ["config.throttles.AnonymousThrottle", "config.throttles.PersonActionThrottle"],
+    "DEFAULT_THROTTLE_CLASSES": ["foundation.throttles.AnonymousThrottle", "foundation.throttles.PersonActionThrottle"],
     "DEFAULT_THROTTLE_RATES": THROTTLE_RATES,
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["config.parsers.SafeJSONParser"],
-    "DEFAULT_SCHEMA_CLASS": "config.openapi.ApiAutoSchema",
-    "EXCEPTION_HANDLER": "config.api_errors.api_exception_handler",
+    "DEFAULT_PARSER_CLASSES": ["foundation.parsers.SafeJSONParser"],
+    "DEFAULT_SCHEMA_CLASS": "foundation.openapi.ApiAutoSchema",
+    "EXCEPTION_HANDLER": "foundation.api_errors.api_exception_handler",
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
 }
 
@@ -294,7 +294,7 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
-    # Path ids are parsed by the views (a malformed one: 400 `invalid_id`); see config/converters.py.
+    # Path ids are parsed by the views (a malformed one: 400 `invalid_id`); see foundation/converters.py.
     "PATH_CONVERTER_OVERRIDES": {"api_id": {"type": "string", "format": "uuid"}},
     # One stable name per status set (several components have a `status`).
     "ENUM_NAME_OVERRIDES": {
@@ -305,8 +305,8 @@ SPECTACULAR_SETTINGS = {
     },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
-        "config.openapi.postprocess_links",
-        "config.openapi.postprocess_optional_fields",
+        "foundation.openapi.postprocess_links",
+        "foundation.openapi.postprocess_optional_fields",
     ],
 }
 

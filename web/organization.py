@@ -18,8 +18,8 @@ from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_POST
 
 from assistant import exports
-from config.downloads import download_response
 from credits.money import credits_from_micros, current_month
+from foundation.downloads import download_response
 from organizations.instructions import INSTRUCTIONS_MAX_CHARS, InstructionsTooLong, organization_instructions_set
 from organizations.members import Member
 from organizations.models import Membership, Organization, OrganizationChange

@@ -25,8 +25,8 @@ from assistant.models import ActionCard
 from assistant.tools import framework
 from assistant.tools.registry import all_tools, get_tool
 from assistant.trifecta import Route, route_call
-from config.serializers import unstorable_text
 from conversations.models import ToolCall
+from foundation.serializers import unstorable_text
 from organizations.members import Member
 from surfaces.mcp import record
 

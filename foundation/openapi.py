@@ -2,13 +2,13 @@
 `extend_schema`:
 
 - every operation's error responses, in the one error shape of
-  config/api_errors.py, with the exact `code` values it can answer: those every
+  foundation/api_errors.py, with the exact `code` values it can answer: those every
   API view shares (authentication, organization, throttling, bodies, ids) are
   added here; a view declares its own with `extend_schema(extensions=errors(...))`;
 - request bodies closed (`additionalProperties: false`), as StrictSerializer refuses
   unknown fields;
 - JSON values that refuse `null` say so, and text fields that refuse NUL;
-- path ids are UUIDs (the `api_id` converter of config/converters.py and
+- path ids are UUIDs (the `api_id` converter of foundation/converters.py and
   PATH_CONVERTER_OVERRIDES): the views parse them and answer a malformed one
   with 400 `invalid_id`;
 - OpenAPI links between operations (`postprocess_links`), so a client (and the
@@ -98,7 +98,7 @@ def errors(*codes: str) -> dict:
     the codes this operation answers beyond those every operation shares."""
     unknown = [code for code in codes if code not in ERROR_STATUS]
     if unknown:
-        raise ValueError(f"Unknown error codes {unknown}: add them to config.openapi.ERROR_STATUS.")
+        raise ValueError(f"Unknown error codes {unknown}: add them to foundation.openapi.ERROR_STATUS.")
     return {ERROR_CODES_KEY: list(codes)}
 
 
@@ -201,7 +201,7 @@ class StrictSerializerExtension(OpenApiSerializerExtension):
     read) and ignored: they stay in the request schema, as "anything, ignored".
     """
 
-    target_class = "config.serializers.StrictSerializer"
+    target_class = "foundation.serializers.StrictSerializer"
     match_subclasses = True
 
     def map_serializer(self, auto_schema, direction):
@@ -223,7 +223,7 @@ class StrictSerializerExtension(OpenApiSerializerExtension):
 class StorableJSONFieldExtension(OpenApiSerializerFieldExtension):
     """Any JSON value; `null` only where the field allows it."""
 
-    target_class = "config.serializers.StorableJSONField"
+    target_class = "foundation.serializers.StorableJSONField"
     match_subclasses = True
 
     def map_serializer_field(self, auto_schema, direction):

@@ -3,7 +3,7 @@ uploads, card decisions), per client address for anonymous requests.
 
 Rates are settings (THROTTLE_RATES, from the environment), read on every
 request so a test can set one; a rate of None does not throttle. A refusal is
-429 `throttled` with `Retry-After` (config/api_errors.py keeps DRF's header).
+429 `throttled` with `Retry-After` (foundation/api_errors.py keeps DRF's header).
 """
 
 from django.conf import settings
