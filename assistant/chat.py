@@ -217,7 +217,7 @@ def _enqueue_or_note(turn_id: UUID, errors: list[Exception]) -> None:
 
 def enqueue_turn(turn_id: UUID) -> None:
     from assistant.tasks import run_turn_task
-    from config.celery import ensure_broker_folders
+    from foundation.broker_folders import ensure_broker_folders
 
     ensure_broker_folders()
     run_turn_task.apply_async(

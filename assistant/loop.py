@@ -38,8 +38,6 @@ from assistant.history import (
 from assistant.instructions import system_prompt
 from assistant.models import ENDED_STATUSES, Turn
 from assistant.pacing import PAUSE, paced
-from assistant.tools import framework
-from assistant.tools.registry import all_tools, get_tool
 from assistant.trifecta import Route, Taint, route_call, taint_after, taint_union
 from conversations.models import Message, Thread, ToolCall
 from credits.money import call_bound_micros, charged_micros, micros_from_credits, request_micros
@@ -64,6 +62,8 @@ from providers.clients.base import (
     Usage,
 )
 from providers.org_models import DEPLOYMENT, option_allowed, turn_key
+from tools import framework
+from tools.registry import all_tools, get_tool
 
 logger = logging.getLogger("assistant.turn")
 

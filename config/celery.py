@@ -48,19 +48,11 @@ app.conf.beat_schedule = {
 }
 
 
-def ensure_broker_folders() -> None:
-    """The filesystem broker needs its folders to exist, in every process."""
-    from django.conf import settings
-
-    options = settings.CELERY_BROKER_TRANSPORT_OPTIONS
-    for key in ("data_folder_in", "processed_folder", "control_folder"):
-        if key in options:
-            os.makedirs(options[key], exist_ok=True)
-
-
 @signals.worker_init.connect
 @signals.beat_init.connect
 def _create_broker_folders(**kwargs) -> None:
+    from foundation.broker_folders import ensure_broker_folders
+
     ensure_broker_folders()
 
 

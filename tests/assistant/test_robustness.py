@@ -76,8 +76,8 @@ def test_tags_in_the_models_own_words_reach_it_inert(owner):
 
 
 def test_an_email_subject_with_a_line_break_is_an_input_error_for_the_model(owner):
-    from assistant.tools.framework import ToolInputError, parse_input
-    from assistant.tools.registry import get_tool
+    from tools.framework import ToolInputError, parse_input
+    from tools.registry import get_tool
 
     with pytest.raises(ToolInputError, match="subject"):
         parse_input(get_tool("send_email"), {"to": "a@example.com", "subject": "Hi\nBcc: x@y.z", "body": "b"})

@@ -1,10 +1,11 @@
-"""The tool framework of the assistant: declare tools once, derive the rest.
+"""The tool framework: declare tools once, derive the rest. Below the
+assistant (which runs them) and the doors (MCP serves them); it imports none of them.
 
 Host products declare a `Toolset` of `Tool`s (see `framework`); the assistant
 finds them through settings.ASSISTANT_TOOLSETS (see `registry`).
 """
 
-from assistant.tools.framework import (
+from tools.framework import (
     PROPOSE_CLASSES,
     RUN_CLASSES,
     TOOL_CLASSES,

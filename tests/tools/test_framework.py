@@ -9,7 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel, ConfigDict, Field
 
-from assistant.tools import (
+from providers.clients.base import ToolSpec
+from tools import (
     Annotations,
     Description,
     Tool,
@@ -29,8 +30,7 @@ from assistant.tools import (
     result_for_model,
     tool_spec,
 )
-from assistant.tools.framework import truncation_marker
-from providers.clients.base import ToolSpec
+from tools.framework import truncation_marker
 from workspace.models import Note
 
 # --- A small cast of tools ----------------------------------------------------------
@@ -99,7 +99,7 @@ SECOND = Toolset(name="second", tools=(make_tool("gamma"), make_tool("alpha", to
 THIRD = Toolset(name="third", tools=(make_tool("delta"),))
 NOT_A_TOOLSET = [make_tool("epsilon")]
 
-HERE = "tests.assistant.test_tools_framework"
+HERE = "tests.tools.test_framework"
 
 
 # --- Declarations -------------------------------------------------------------------

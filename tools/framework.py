@@ -23,9 +23,9 @@ from django.db import transaction
 from pydantic import BaseModel, ConfigDict, ValidationError
 from pydantic_core import to_jsonable_python
 
-from assistant.tools.input_errors import describe_errors, json_type
 from organizations.members import Member
 from providers.clients.base import ToolSpec
+from tools.input_errors import describe_errors, json_type
 
 ToolClass = Literal["read", "write", "confirm", "send"]
 TOOL_CLASSES: tuple[str, ...] = ("read", "write", "confirm", "send")

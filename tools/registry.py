@@ -1,7 +1,8 @@
 """The tools of the deployment: the toolsets named in settings.ASSISTANT_TOOLSETS.
 
 The assistant reaches the host product only through this setting, never by
-import, so `workspace` can depend on the assistant and not the other way round.
+import, so `workspace` can depend on the tool framework (and the assistant on
+both) and not the other way round.
 """
 
 from functools import lru_cache
@@ -10,7 +11,7 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.module_loading import import_string
 
-from assistant.tools.framework import Tool, Toolset, UnknownTool
+from tools.framework import Tool, Toolset, UnknownTool
 
 # A name from the model is echoed in the error: bound it.
 _MAX_ECHOED_NAME = 64
