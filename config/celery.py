@@ -62,15 +62,12 @@ def _refuse_to_start_on_errors(**kwargs) -> None:
     """A production worker or beat refuses to start on an error of the start-up
     checks (foundation.startup), e.g. no model named: it would run turns on the
     demo model. SystemExit, because Celery logs and ignores an Exception raised
-    by a signal handler. The apps are loaded first: the checks are registered then."""
-    import django
-    from django.apps import apps
+    by a signal handler. Celery's Django fix-up has loaded the apps by then (worker
+    and beat), so the apps' checks are registered."""
     from django.core.exceptions import ImproperlyConfigured
 
     from foundation.startup import refuse_to_start_on_errors
 
-    if not apps.ready:  # a worker's apps are loaded by Celery's Django fixup; beat's maybe not
-        django.setup()
     try:
         refuse_to_start_on_errors()
     except ImproperlyConfigured as error:

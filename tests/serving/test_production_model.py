@@ -81,9 +81,12 @@ def test_check_deploy_fails_without_a_model_named(model, refused):
 
 
 @pytest.mark.worker
-def test_a_worker_refuses_to_start_without_a_model_named(tmp_path):
+@pytest.mark.parametrize("process", ["worker", "beat"])
+def test_a_worker_or_beat_refuses_to_start_without_a_model_named(tmp_path, process):
+    """The apps' start-up checks are registered when they run (Celery's Django fix-up loads the apps first)."""
+    options = ["--concurrency=1", "--without-gossip"] if process == "worker" else ["-s", str(tmp_path / "schedule")]
     started = subprocess.run(
-        [sys.executable, "-m", "celery", "-A", "config", "worker", "--concurrency=1", "--without-gossip"],
+        [sys.executable, "-m", "celery", "-A", "config", process, *options],
         cwd=PROJECT, capture_output=True, text=True, timeout=60,
         env=production_env(CELERY_BROKER_URL="filesystem://", BROKER_DIR=str(tmp_path), RUN_DIR=str(tmp_path)),
     )
