@@ -93,8 +93,8 @@ def test_each_command_works_as_printed_against_the_demo(demo):
     acme = one("SELECT id, monthly_credits FROM organizations_organization WHERE slug = 'acme'")
     assert acme is not None and acme[1] == 5000
     alice = one("SELECT id FROM auth_user WHERE username = 'alice'")[0]
-    assert one("SELECT role, monthly_cap_credits FROM organizations_membership WHERE user_id = ? AND organization_id = ?",
-               alice, acme[0]) == ("admin", 500)
+    assert one("SELECT role, monthly_cap_credits FROM organizations_membership "
+               "WHERE user_id = ? AND organization_id = ?", alice, acme[0]) == ("admin", 500)
     assert "offline" in out["assistant_models"]
     assert out["credits_audit"].strip()
     assert one("SELECT hint FROM assistant_providerkey WHERE organization_id = ?", acme[0]) == ("…7f3a",)
@@ -103,7 +103,7 @@ def test_each_command_works_as_printed_against_the_demo(demo):
     assert re.fullmatch(r"\S{20,}", token)
     assert one("SELECT COUNT(*) FROM organizations_apitoken WHERE user_id = ? AND token_key = ?",
                alice, token[:15]) == (1,)
-    assert "reseal" in out["reseal_provider_keys"].lower() or out["reseal_provider_keys"].strip()
+    assert out["reseal_provider_keys"].strip()
     code = out["telegram_link_code"].strip()
     assert one("SELECT COUNT(*) FROM telegram_surface_linkcode WHERE code_hash = ?",
                hashlib.sha256(code.encode()).hexdigest()) == (1,)
