@@ -221,5 +221,7 @@ for _language, _texts in TEXTS.items():
 
 
 def say(language: str, key: str, **fields: object) -> str:
-    """The text `key` in `language` (English for any other), its fields filled in."""
-    return TEXTS.get(language, _EN)[key].format(**fields)
+    """The text `key` in `language` (English for any other), its fields filled in
+    (a text without fields, the showcase's formula, keeps its braces)."""
+    text = TEXTS.get(language, _EN)[key]
+    return text.format(**fields) if fields else text
