@@ -60,17 +60,18 @@ _EN = {
 _DE = {
     "help": (
         "Hallo! Ich bin das Offline-Demomodell: Ich laufe ohne Netzwerk auf diesem Rechner "
-        "und verstehe nur ein paar einfache Bitten. Versuche zum Beispiel: "
+        "und verstehe nur ein paar einfache Bitten. Versuchen Sie zum Beispiel: "
         '"durchsuche meine Notizen nach Budget" (dann "öffne die zweite" oder "lösche sie"), '
         '"lies meinen Posteingang", "erstelle eine Notiz mit dem Titel Einkauf: Milch und Eier", '
         '"lies die Notiz Einkauf", "lösche die Notiz Einkauf", "was kannst du darstellen?", '
         '"ist die E-Mail rausgegangen?" oder "sende eine E-Mail an alice@example.com: Bis Mittag".'
     ),
     "no_open_note": (
-        "Ich weiss nicht, welche Notiz du meinst: Öffne eine Notiz im Produkt und frag mich dann noch einmal."
+        "Ich weiss nicht, welche Notiz Sie meinen: Öffnen Sie eine Notiz im Produkt und fragen Sie mich "
+        "dann noch einmal."
     ),
     "already_done": (
-        "Du hast genau diese Aktion in dieser Unterhaltung schon bestätigt, und sie wurde ausgeführt; "
+        "Sie haben genau diese Aktion in dieser Unterhaltung schon bestätigt, und sie wurde ausgeführt; "
         "ich schlage sie nicht ein zweites Mal vor."
     ),
     "not_available": "Ich würde das Werkzeug {tool} verwenden, aber es ist hier nicht verfügbar.",
@@ -78,26 +79,26 @@ _DE = {
     "error": "Das hat nicht geklappt: {error}",
     "proposed": (
         "Ich habe das auf einer Karte vorgeschlagen: {description}. Nichts geschieht, "
-        "solange du es dort nicht bestätigst."
+        "solange Sie es dort nicht bestätigen."
     ),
     "found": "Ich habe {count} Notiz(en) gefunden: {titles}.",
     "no_notes": "Keine Notiz passt.",
-    "inbox": "Dein Posteingang hat {count} Nachricht(en): {lines}.",
-    "inbox_empty": "Dein Posteingang ist leer.",
+    "inbox": "Ihr Posteingang hat {count} Nachricht(en): {lines}.",
+    "inbox_empty": "Ihr Posteingang ist leer.",
     "note_says": 'Die Notiz "{title}" sagt: {body}',
     "deleted": 'Ich habe die Notiz "{title}" gelöscht.',
     "sent": 'Ich habe die E-Mail "{subject}" an {to} gesendet.',
     "created": 'Ich habe die Notiz "{title}" erstellt.',
     "done": "Erledigt.",
-    "which_one": "Welche meinst du? Ich habe aufgelistet: {items}.",
+    "which_one": "Welche meinen Sie? Ich habe aufgelistet: {items}.",
     "nothing_listed": (
-        "Ich habe in dieser Unterhaltung noch keine Notizen aufgelistet: Bitte mich zuerst, "
-        "deine Notizen zu durchsuchen."
+        "Ich habe in dieser Unterhaltung noch keine Notizen aufgelistet: Bitten Sie mich zuerst, "
+        "Ihre Notizen zu durchsuchen."
     ),
     "out_of_range": "Ich habe nur {count} Notiz(en) aufgelistet: {items}.",
-    "mail_sent": 'Ja: Du hast die E-Mail "{subject}" an {to} bestätigt, und sie ist rausgegangen.',
-    "mail_sending": 'Du hast die E-Mail "{subject}" an {to} bestätigt; sie wurde gerade noch gesendet.',
-    "mail_cancelled": 'Nein: Du hast die E-Mail "{subject}" an {to} abgebrochen, es wurde nichts gesendet.',
+    "mail_sent": 'Ja: Sie haben die E-Mail "{subject}" an {to} bestätigt, und sie ist rausgegangen.',
+    "mail_sending": 'Sie haben die E-Mail "{subject}" an {to} bestätigt; sie wurde gerade noch gesendet.',
+    "mail_cancelled": 'Nein: Sie haben die E-Mail "{subject}" an {to} abgebrochen, es wurde nichts gesendet.',
     "mail_expired": (
         'Nein: Die Karte der E-Mail "{subject}" an {to} ist ohne Entscheidung abgelaufen; '
         "es wurde nichts gesendet."
@@ -105,11 +106,11 @@ _DE = {
     "mail_failed": 'Nein: Das Senden der E-Mail "{subject}" an {to} ist fehlgeschlagen.',
     "mail_unknown": (
         'Ich weiss es nicht: Das Senden der E-Mail "{subject}" an {to} wurde unterbrochen, bevor sein Ergebnis '
-        "festgehalten wurde. Schau in deinen gesendeten E-Mails nach, bevor du sie noch einmal sendest."
+        "festgehalten wurde. Sehen Sie in Ihren gesendeten E-Mails nach, bevor Sie sie noch einmal senden."
     ),
-    "mail_pending": 'Noch nicht: Die E-Mail "{subject}" an {to} wartet auf deine Bestätigung auf ihrer Karte.',
+    "mail_pending": 'Noch nicht: Die E-Mail "{subject}" an {to} wartet auf Ihre Bestätigung auf ihrer Karte.',
     "mail_none": "Ich habe in dieser Unterhaltung keine E-Mail vorgeschlagen.",
-    "files": "Du hast {count} Datei(en) angehängt.",
+    "files": "Sie haben {count} Datei(en) angehängt.",
     "file_says": " sagt:",
     "file_image": ": ein Bild, das ich nicht sehen kann (ich bin das Offline-Demomodell).",
     "file_no_text": ": Ich habe keinen Text darin gefunden.",

@@ -43,7 +43,7 @@ SHOWCASE = {
         "Was ich darstellen kann",
         "**Fett**, *kursiv*, `Code im Text` und [Links](https://example.com).",
         ("Eine Liste,", "mit Einträgen."),
-        ("Werkzeug", "Was es tut", "findet deine Notizen", "schlägt eine E-Mail auf einer Karte vor",
+        ("Werkzeug", "Was es tut", "findet Ihre Notizen", "schlägt eine E-Mail auf einer Karte vor",
          "schreibt eine Notiz"),
         "Code, hervorgehoben:",
         "Eine Formel, im Text $E = mc^2$ oder auf eigener Zeile:",
