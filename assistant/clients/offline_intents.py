@@ -10,17 +10,6 @@ first match wins. No Django import.
 import re
 
 _FLAGS = re.I | re.S
-_TO = r"(?P<to>[^\s@]+@[^\s@]+?)"
-
-# The e-mail forms first: the body of a mail may hold any of the other phrases.
-EMAILS = [
-    ("email", "de", re.compile(
-        rf"(?:sende|schicke?|schreibe?) (?:eine )?e-?mail an {_TO}\s*(?::|mit dem text)\s*(?P<body>.+)", _FLAGS)),
-    ("email", "fr", re.compile(
-        rf"(?:envoie|envoyer|écris) (?:un )?(?:e-?mail|courriel) à {_TO}\s*:\s*(?P<body>.+)", _FLAGS)),
-    ("email", "it", re.compile(
-        rf"(?:invia|manda|scrivi) (?:un['’]\s?|una )?e-?mail a {_TO}\s*:\s*(?P<body>.+)", _FLAGS)),
-]
 
 _VERBS = {
     "read": ("open", "read", "show", "öffne", "lies", "zeig", "zeige", "ouvre", "lis", "affiche", "montre",
@@ -49,69 +38,66 @@ _FR_ORD = _words("première", "premier", "deuxième", "seconde", "second", "troi
                  "dernière", "dernier")
 _IT_ORD = _words("prima", "primo", "seconda", "secondo", "terza", "terzo", "quarta", "quarto", "quinta", "quinto",
                  "ultima", "ultimo")
-_END = r"\s*[.!?]*\s*$"
 
-FOLLOW_UPS = [
-    # A note of the last list, by its place; or "it": the note last spoken of.
-    ("pick", "en", re.compile(
-        rf"\b(?P<verb>open|read|show|delete|remove)\b(?: me)? the (?P<ordinal>{_EN_ORD})\b", _FLAGS)),
-    ("pick", "en", re.compile(rf"\b(?P<verb>open|read|show|delete|remove) (?:it|that one|this one){_END}", _FLAGS)),
-    ("pick", "de", re.compile(
-        rf"\b(?P<verb>öffne|lies|zeige?|lösche?|entferne)\b(?: mir)? (?:die|den|das) (?P<ordinal>{_DE_ORD})[nr]?\b",
-        _FLAGS)),
-    ("pick", "de", re.compile(rf"\b(?P<verb>öffne|lies|zeige?|lösche?|entferne) (?:sie|es|ihn|diese){_END}", _FLAGS)),
-    ("pick", "fr", re.compile(
-        rf"\b(?P<verb>ouvre|lis|affiche|montre|supprime|efface)\b(?:-moi)? (?:la|le) (?P<ordinal>{_FR_ORD})\b",
-        _FLAGS)),
-    ("pick", "fr", re.compile(r"\b(?P<verb>ouvre|lis|affiche|montre|supprime|efface)-(?:la|le)\b", _FLAGS)),
-    ("pick", "it", re.compile(
-        rf"\b(?P<verb>apri|leggi|mostra|elimina|cancella)\b(?:mi)? (?:la|il|lo|l['’]) ?(?P<ordinal>{_IT_ORD})\b",
-        _FLAGS)),
-    ("pick", "it", re.compile(r"\b(?P<verb>apri|leggi|mostra|elimina|cancella)(?:la|lo)\b", _FLAGS)),
-    # Did the e-mail go out? Answered from the cards the application told of.
-    ("mail_status", "en", re.compile(
-        r"\b(?:did|has) (?:the|my|that) e-?mail (?:go out|gone out|get sent|been sent|go through)"
-        r"|\bwas (?:the|my|that) e-?mail sent\b", _FLAGS)),
-    ("mail_status", "de", re.compile(
-        r"\b(?:ist|wurde|ging) (?:die|meine) e-?mail\b.*?\b(?:raus|rausgegangen|hinaus|verschickt|gesendet|"
-        r"versendet|abgeschickt|geschickt)\b", _FLAGS)),
-    ("mail_status", "fr", re.compile(
-        r"(?:\bl['’]\s?e-?mail|\ble (?:mail|courriel)|\bmon (?:e-?mail|courriel))\b.*?\b(?:parti|envoyé)\b", _FLAGS)),
-    ("mail_status", "it", re.compile(
-        r"(?:\bl['’]\s?e-?mail|\bla (?:mail|posta))\b.*?\b(?:partit[ao]|inviat[ao]|spedit[ao])\b", _FLAGS)),
-    # What can you render? One reply with Markdown, a table, code and a formula.
-    ("showcase", "en", re.compile(r"\bwhat (?:can|do) you (?:render|show|display|format)\b", _FLAGS)),
-    ("showcase", "de", re.compile(r"\bwas kannst du (?:alles )?(?:darstellen|anzeigen|rendern)\b", _FLAGS)),
-    ("showcase", "fr", re.compile(
-        r"\b(?:que (?:peux|sais)-tu|qu['’]est-ce que tu (?:peux|sais)) (?:afficher|rendre|montrer)\b", _FLAGS)),
-    ("showcase", "it", re.compile(r"\bcosa (?:puoi|sai) (?:mostrare|visualizzare|rendere)\b", _FLAGS)),
-]
+
+def _table(rows: str, **parts: str) -> list[tuple[str, str, re.Pattern[str]]]:
+    """(action, language, regex) from lines "action language regex" (`{part}`s filled in)."""
+    lines = [line.split(None, 2) for line in rows.strip().splitlines() if not line.lstrip().startswith("#")]
+    return [(action, language, re.compile(regex.format(**parts), _FLAGS)) for action, language, regex in lines]
+
+
+# The e-mail forms first: the body of a mail may hold any of the other phrases.
+EMAILS = _table(r"""
+email de (?:sende|schicke?|schreibe?) (?:eine )?e-?mail an {to}\s*(?::|mit dem text)\s*(?P<body>.+)
+email fr (?:envoie|envoyer|écris) (?:un )?(?:e-?mail|courriel) à {to}\s*:\s*(?P<body>.+)
+email it (?:invia|manda|scrivi) (?:un['’]\s?|una )?e-?mail a {to}\s*:\s*(?P<body>.+)
+""", to=r"(?P<to>[^\s@]+@[^\s@]+?)")
+
+FOLLOW_UPS = _table(r"""
+# A note of the last list, by its place; or "it": the note last spoken of.
+pick en \b(?P<verb>open|read|show|delete|remove)\b(?: me)? the (?P<ordinal>{en})\b
+pick en \b(?P<verb>open|read|show|delete|remove) (?:it|that one|this one){end}
+pick de \b(?P<verb>öffne|lies|zeige?|lösche?|entferne)\b(?: mir)? (?:die|den|das) (?P<ordinal>{de})[nr]?\b
+pick de \b(?P<verb>öffne|lies|zeige?|lösche?|entferne) (?:sie|es|ihn|diese){end}
+pick fr \b(?P<verb>ouvre|lis|affiche|montre|supprime|efface)\b(?:-moi)? (?:la|le) (?P<ordinal>{fr})\b
+pick fr \b(?P<verb>ouvre|lis|affiche|montre|supprime|efface)-(?:la|le)\b
+pick it \b(?P<verb>apri|leggi|mostra|elimina|cancella)\b(?:mi)? (?:la|il|lo|l['’]) ?(?P<ordinal>{it})\b
+pick it \b(?P<verb>apri|leggi|mostra|elimina|cancella)(?:la|lo)\b
+# Did the e-mail go out? Answered from the cards the application told of.
+mail_status en \b(?:did|has) (?:the|my|that) e-?mail (?:go out|gone out|get sent|been sent|go through)
+mail_status en \bwas (?:the|my|that) e-?mail sent\b
+mail_status de \b(?:ist|wurde|ging) (?:die|meine) e-?mail\b.*?\b(?:raus|rausgegangen|hinaus|verschickt)\b
+mail_status de \b(?:ist|wurde) (?:die|meine) e-?mail\b.*?\b(?:gesendet|versendet|abgeschickt|geschickt)\b
+mail_status fr (?:\bl['’]\s?e-?mail|\ble (?:mail|courriel)|\bmon (?:e-?mail|courriel))\b.*?\b(?:parti|envoyé)\b
+mail_status it (?:\bl['’]\s?e-?mail|\bla (?:mail|posta))\b.*?\b(?:partit[ao]|inviat[ao]|spedit[ao])\b
+# What can you render? One reply with Markdown, a table, code and a formula.
+showcase en \bwhat (?:can|do) you (?:render|show|display|format)\b
+showcase de \bwas kannst du (?:alles )?(?:darstellen|anzeigen|rendern)\b
+showcase fr \b(?:que (?:peux|sais)-tu|qu['’]est-ce que tu (?:peux|sais)) (?:afficher|rendre|montrer)\b
+showcase it \bcosa (?:puoi|sai) (?:mostrare|visualizzare|rendere)\b
+""", en=_EN_ORD, de=_DE_ORD, fr=_FR_ORD, it=_IT_ORD, end=r"\s*[.!?]*\s*$")
 
 # The chat page's examples and the help's, as the catalogs (locale/) and offline_phrases word them.
-REQUESTS = [
-    ("search", "de", re.compile(r"notizen nach (?P<query>.+?) durchsuchen", _FLAGS)),
-    ("search", "de", re.compile(r"durchsuche (?:meine |die )?notizen nach (?P<query>.+)", _FLAGS)),
-    ("search", "fr", re.compile(r"(?:re)?cherch(?:er|e) (?P<query>.+?) dans (?:mes |les )?notes", _FLAGS)),
-    ("search", "it", re.compile(r"cerca (?P<query>.+?) nelle (?:mie )?note", _FLAGS)),
-    ("inbox", "de", re.compile(r"posteingang (?:lesen|anzeigen)|(?:lies|zeige?)(?: mir)? meinen posteingang", _FLAGS)),
-    ("inbox", "fr", re.compile(r"boîte de réception", _FLAGS)),
-    ("inbox", "it", re.compile(r"casella di posta", _FLAGS)),
-    ("create", "de", re.compile(
-        r"notiz (?:mit dem titel )?(?P<title>.+?) (?:erstellen|anlegen)(?:\s*:\s*(?P<body>.*))?$", _FLAGS)),
-    ("create", "de", re.compile(
-        r"(?:erstelle|lege) eine (?:neue )?notiz (?:mit dem titel )?(?P<title>.+?)(?:\s*:\s*(?P<body>.*))?$",
-        _FLAGS)),
-    ("create", "fr", re.compile(
-        r"(?:créer|crée) une note (?:intitulée )?(?P<title>.+?)(?:\s*:\s*(?P<body>.*))?$", _FLAGS)),
-    ("create", "it", re.compile(r"crea una nota (?:intitolata )?(?P<title>.+?)(?:\s*:\s*(?P<body>.*))?$", _FLAGS)),
-    ("delete", "de", re.compile(r"notiz (?P<query>.+?) löschen", _FLAGS)),
-    ("delete", "de", re.compile(r"lösche (?:die |meine )?notiz (?P<query>.+)", _FLAGS)),
-    ("delete", "fr", re.compile(r"supprimer? (?:la )?note (?P<query>.+)", _FLAGS)),
-    ("delete", "it", re.compile(r"elimina (?:la )?nota (?P<query>.+)", _FLAGS)),
-    ("read", "de", re.compile(r"lies (?:die |meine )?notiz (?P<query>.+)", _FLAGS)),
-    ("read", "fr", re.compile(r"lis (?:la )?note (?P<query>.+)", _FLAGS)),
-    ("read", "it", re.compile(r"leggi (?:la )?nota (?P<query>.+)", _FLAGS)),
-]
+REQUESTS = _table(r"""
+search de notizen nach (?P<query>.+?) durchsuchen
+search de durchsuche (?:meine |die )?notizen nach (?P<query>.+)
+search fr (?:re)?cherch(?:er|e) (?P<query>.+?) dans (?:mes |les )?notes
+search it cerca (?P<query>.+?) nelle (?:mie )?note
+inbox de posteingang (?:lesen|anzeigen)|(?:lies|zeige?)(?: mir)? meinen posteingang
+inbox fr boîte de réception
+inbox it casella di posta
+create de notiz (?:mit dem titel )?(?P<title>.+?) (?:erstellen|anlegen)(?:\s*:\s*(?P<body>.*))?$
+create de (?:erstelle|lege) eine (?:neue )?notiz (?:mit dem titel )?(?P<title>.+?)(?:\s*:\s*(?P<body>.*))?$
+create fr (?:créer|crée) une note (?:intitulée )?(?P<title>.+?)(?:\s*:\s*(?P<body>.*))?$
+create it crea una nota (?:intitolata )?(?P<title>.+?)(?:\s*:\s*(?P<body>.*))?$
+delete de notiz (?P<query>.+?) löschen
+delete de lösche (?:die |meine )?notiz (?P<query>.+)
+delete fr supprimer? (?:la )?note (?P<query>.+)
+delete it elimina (?:la )?nota (?P<query>.+)
+read de lies (?:die |meine )?notiz (?P<query>.+)
+read fr lis (?:la )?note (?P<query>.+)
+read it leggi (?:la )?nota (?P<query>.+)
+""")
 
 # Words common in everyday sentences of each language: the language of a
 # message no pattern matched (the help is then given in it).

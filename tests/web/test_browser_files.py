@@ -51,12 +51,18 @@ def queued_turn(deadline: float = 15.0) -> Turn:
     raise AssertionError("no turn was queued")
 
 
-def test_a_file_attached_and_dropped_is_shown_and_reaches_the_model(quiet_browser, owner, tmp_path):
-    page = quiet_browser.page(owner)
+def with_notes_attached(browser, person, folder):
+    """The chat page with budget-notes.md attached with the paperclip."""
+    page = browser.page(person)
     page.goto("/")
-    notes = tmp_path / "budget-notes.md"
+    notes = folder / "budget-notes.md"
     notes.write_text(NOTES)
     page.locator("[data-file-input]").set_input_files(str(notes))
+    return page
+
+
+def test_a_file_attached_and_dropped_is_shown_and_reaches_the_model(quiet_browser, owner, tmp_path):
+    page = with_notes_attached(quiet_browser, owner, tmp_path)
     page.evaluate(DROP_IMAGE, ["whiteboard.png", base64.b64encode(png(40, 30)).decode()])
     chips = page.get_by_role("list", name="Files to send")
     chips.get_by_text("whiteboard.png").wait_for()
@@ -99,11 +105,7 @@ def test_an_html_file_named_png_is_refused_with_the_reason(quiet_browser, owner,
 
 
 def test_an_edited_message_keeps_its_files(quiet_browser, owner, tmp_path):
-    page = quiet_browser.page(owner)
-    page.goto("/")
-    notes = tmp_path / "budget-notes.md"
-    notes.write_text(NOTES)
-    page.locator("[data-file-input]").set_input_files(str(notes))
+    page = with_notes_attached(quiet_browser, owner, tmp_path)
     page.get_by_role("list", name="Files to send").get_by_text("budget-notes.md").wait_for()
     composer = page.get_by_label("Message to the assistant")
     composer.fill("What does this say?")
