@@ -7,7 +7,7 @@
 # environment (docs/production.env) instead.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if [ -z "${DEBUG+set}" ]; then
+if [ -z "${DEBUG:-}" ]; then  # unset or empty, as in scripts/run.sh
   export DEBUG=1
   # On stderr, so that a command whose output is its answer (create_token) stays clean.
   where=db.sqlite3; [ -z "${DATABASE_URL:-}" ] || where=DATABASE_URL  # never the URL itself: it may hold a password
