@@ -79,6 +79,10 @@ showcase it \bcosa (?:puoi|sai) (?:mostrare|visualizzare|rendere)\b
 
 # The chat page's examples and the help's, as the catalogs (locale/) and offline_phrases word them.
 REQUESTS = _table(r"""
+# "This note": the one the person has open (a page context, assistant/page_context.py).
+this_note de \b(?:fasse diese notiz zusammen|lies diese notiz|was steht in dieser notiz)\b
+this_note fr \b(?:résume|lis) cette note\b
+this_note it \b(?:riassumi|leggi) questa nota\b
 search de notizen nach (?P<query>.+?) durchsuchen
 search de durchsuche (?:meine |die )?notizen nach (?P<query>.+)
 search fr (?:re)?cherch(?:er|e) (?P<query>.+?) dans (?:mes |les )?notes

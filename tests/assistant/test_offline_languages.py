@@ -219,3 +219,13 @@ def test_what_can_you_render_shows_markdown_a_table_code_and_a_formula(language,
     assert "<table>" in html and html.count("<tr>") == 4
     assert '<pre data-lang="python">' in html and "def total" in html
     assert "$E = mc^2$" in reply and re.search(r"^\$\$\n.+\n\$\$$", reply, re.M)
+
+
+@pytest.mark.parametrize(("language", "phrase"), [
+    ("de", "Fasse diese Notiz zusammen"), ("fr", "Résume cette note."), ("it", "Riassumi questa nota"),
+])
+def test_this_note_in_each_language_reads_the_open_note(language, phrase):
+    opened = render_events([{"kind": "page_context", "summary": "The person has the note with id 7 open"}])
+    assert [(c.name, c.input) for c in calls(run([UserText(opened + "\n" + phrase)]))] == [
+        ("read_note", {"note_id": 7})]
+    assert text(run([UserText(phrase)])) == say(language, "no_open_note")
