@@ -132,3 +132,16 @@ def test_through_one_worker_thread_german_cards_then_the_next_person_in_english(
     assert api.of("answerCallbackQuery")[0].params["text"] == "Erledigt."
     assert "✅ Bestätigt." in api.of("editMessageText")[-1].params["text"]
     assert api.texts_to(STRANGER_TG)[0].startswith(INSTRUCTIONS["en"])
+
+
+@pytest.mark.django_db
+def test_a_stopped_reply_and_its_notice_follow_in_the_updates_language(owner, telegram_on):
+    preferred_language_set(user_id=owner.user.id, language="de")
+    linked(owner)
+    outcome = handlers.handle_update(message_update(OLIVIA_TG, "Hallo", language_code="en"))
+    assert outcome.language == "de"  # what the task hands the follow task
+    assert said(OLIVIA_TG, "/stop", "en") == [
+        "Antwort wird abgebrochen… Was bisher geschrieben wurde, bleibt in der Unterhaltung."]
+    assert follow_turn(outcome.follow_turn, slice_seconds=5, sleep=lambda s: None, language=outcome.language) is False
+    # The notice is stored in English, as the model's bookkeeping; the chat shows it translated, as the browser does.
+    assert telegram_on.texts_to(OLIVIA_TG) == ["<i>Sie haben diese Antwort abgebrochen.</i>"]
