@@ -81,6 +81,7 @@ def run_turn(turn_id: UUID, *, client: ModelClient | None = None, clock: Callabl
     thread_after = runner.thread_after() if runner and outcome.status == Turn.Status.DONE else None
     if runner and thread_after is None and runner.context is not None:
         thread_after = ThreadAfterTurn(runner.context.next_seq, None, runner.last_reply_id)
+    # 4. settle: the end, the thread and the credits at once, under the turn's row lock.
     finish_turn(turn_id, outcome, usage=usage if runner else None, thread_after=thread_after,
                 progress=runner.progress() if runner else None,
                 key_source=runner.key_source if runner else "")
