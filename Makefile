@@ -36,7 +36,7 @@ test: $(STAMP)
 	scripts/test.sh
 
 # The translation catalogs (locale/): new strings added to the .po files, then compiled (needs gettext).
-MESSAGES_IGNORE = -i .venv -i .run -i staticfiles -i tests -i bench -i docs -i scripts -i locale
+MESSAGES_IGNORE = -i .venv -i .run -i staticfiles -i tests -i bench -i docs -i scripts -i locale -i static/vendor
 messages: $(STAMP)
 	DEBUG=1 SECRET_KEY=messages $(PY) manage.py makemessages -a --no-location $(MESSAGES_IGNORE)
 	DEBUG=1 SECRET_KEY=messages $(PY) manage.py makemessages -d djangojs -a --no-location $(MESSAGES_IGNORE)
