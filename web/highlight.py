@@ -11,12 +11,15 @@
   `python -m web.highlight > static/web/highlight.css` from PALETTE: a light
   and a dark value per token type (CSS `light-dark()`, as static/web/app.css),
   each at least 4.5:1 against the code block's background in its theme
-  (tests/web/test_highlight.py checks both the ratios and that the committed
+  (tests/web/test_markdown_code_math.py checks both the ratios and that the committed
   file is this module's output).
-- A block longer than HIGHLIGHT_MAX_CHARS is shown plain: Pygments takes about
-  5 µs a character (bench/README.md) and a conversation is rendered whenever it is shown.
+- Pygments takes 5 to 12 µs a character (bench/README.md), and a conversation
+  is rendered whenever it is shown, so again after each turn: a block longer
+  than HIGHLIGHT_MAX_CHARS is shown plain, and the last HIGHLIGHT_CACHE blocks
+  coloured are kept (per process; a 10,000-character block and its HTML: about 35 KB).
 """
 
+from functools import lru_cache
 from html import escape
 from itertools import groupby
 
@@ -24,7 +27,8 @@ from pygments.lexers import get_lexer_by_name
 from pygments.token import STANDARD_TYPES, Token, _TokenType
 from pygments.util import ClassNotFound
 
-HIGHLIGHT_MAX_CHARS = 20_000
+HIGHLIGHT_MAX_CHARS = 10_000
+HIGHLIGHT_CACHE = 128
 CLASS_PREFIX = "tok-"
 
 # The code block's background (app.css: `.prose pre`, --surface-2), light and dark.
@@ -79,6 +83,7 @@ def _class_of(ttype: _TokenType) -> str:
     return CLASS_PREFIX + STANDARD_TYPES[ttype] if _style_of(ttype) else ""
 
 
+@lru_cache(maxsize=HIGHLIGHT_CACHE)
 def highlight_code(code: str, language: str) -> str | None:
     """`code` as escaped HTML with coloured spans, or None (not coloured: show it plain)."""
     if not language or len(code) > HIGHLIGHT_MAX_CHARS:
