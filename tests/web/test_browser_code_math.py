@@ -89,7 +89,7 @@ def test_a_streamed_reply_shows_coloured_code_and_typeset_maths(quiet_browser, o
     assert page.evaluate("window.__violations") == []
     # What KaTeX's own error rendering (throwOnError: false) does, refused and heard:
     page.evaluate("document.querySelector('.math--error').setAttribute('style', 'color: red')")
-    page.wait_for_function("window.__violations.some((v) => v.startsWith('style-src'))")
+    page.wait_for_function("() => window.__violations.some((v) => v.startsWith('style-src'))")
 
 
 def test_the_panel_of_a_host_page_shows_them_too(quiet_browser, owner):  # noqa: F811
