@@ -416,7 +416,6 @@ export function mountChat(chat, { panel = false } = {}) {
   // The finished reply's first sentence (of 20 characters at least), for the live region.
   function replyAnnouncement() {
     const reply = [...messages.querySelectorAll('.msg--assistant')].pop();
-    // A typeset formula's text would be read three times over (MathML, TeX, glyphs): its TeX once.
     const text = [...(reply?.querySelectorAll('[data-text]') ?? [])].map(textWithTex).join(' ')
       .replace(/\s+/g, ' ').trim();
     if (!text) return gettext('The assistant replied.');

@@ -47,8 +47,10 @@ export function renderMath(root) {
 }
 
 // `node`'s text as the person reads it, with each formula as its TeX between
-// dollars (what Copy puts on the clipboard). innerText needs the layout: the
-// copy is measured beside the original, out of sight, then removed.
+// dollars: what Copy puts on the clipboard and the live region announces (a
+// typeset formula's own text holds it three times: MathML, TeX and glyphs).
+// innerText needs the layout: the copy is measured beside the original, out
+// of sight, then removed.
 export function textWithTex(node) {
   if (!node.querySelector('[data-tex]')) return node.innerText;
   const copy = node.cloneNode(true);
