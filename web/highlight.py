@@ -13,7 +13,7 @@
   each at least 4.5:1 against the code block's background in its theme
   (tests/web/test_markdown_code_math.py checks both the ratios and that the committed
   file is this module's output).
-- Pygments takes 5 to 12 µs a character (bench/README.md), and a conversation
+- Pygments takes 3 to 6 µs a character (bench/README.md), and a conversation
   is rendered whenever it is shown, so again after each turn: a block longer
   than HIGHLIGHT_MAX_CHARS is shown plain, and the last HIGHLIGHT_CACHE blocks
   coloured are kept (per process; a 10,000-character block and its HTML: about 35 KB).
