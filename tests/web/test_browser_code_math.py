@@ -28,7 +28,11 @@ $$
 \\frac{1}{\\sqrt{1 - v^2/c^2}}
 $$
 
-A ticket costs $5 and a pass $10. This one is broken: $\\frac{1$"""
+A ticket costs $5 and a pass $10. This one is broken: $\\frac{1$
+
+$$
+x_1 + x_2 + x_3 + x_4 + x_5 + x_6 + x_7 + x_8 + x_9 + x_{10} + x_{11} + x_{12} + x_{13} + x_{14} + x_{15} + x_{16}
+$$"""
 REPLIED = "() => !document.querySelector('.msg--assistant.is-live') && document.querySelector('.msg--assistant .katex')"
 LOADED_FONTS = """async () => { await document.fonts.ready;
   return [...document.fonts].filter((f) => f.status === 'loaded').map((f) => f.family.replaceAll('"', '')); }"""
@@ -50,7 +54,7 @@ def assert_readable(page, scope):
     assert reply.locator("pre .tok-c1").inner_text() == "# joules"
     inline, display = reply.locator(".math .katex").all()[:2]
     assert inline.locator("annotation").text_content() == "E=mc^2"
-    assert reply.locator(".math--display .katex-display").count() == 1
+    assert reply.locator(".math--display .katex-display").count() == 2
     assert "\\sqrt" in display.locator("annotation").text_content()
     assert "A ticket costs $5 and a pass $10." in reply.inner_text()
     broken = reply.locator(".math--error")
@@ -90,6 +94,15 @@ def test_a_streamed_reply_shows_coloured_code_and_typeset_maths(quiet_browser, o
     page.wait_for_function(REPLIED)
     assert_readable(page, page.locator("[data-messages]"))
     assert page.evaluate("window.__violations") == []
+
+    page.set_viewport_size({"width": 375, "height": 740})
+    page.reload()
+    page.wait_for_function(REPLIED)
+    wide = page.locator(".math--display").last
+    assert wide.get_attribute("tabindex") == "0"  # it scrolls sideways, reachable by keyboard
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")  # the page does not
+    assert_accessible(page, "a wide formula at 375 px, dark")
+    quiet_browser.shot(page, "mobile-code-maths")
     # What KaTeX's own error rendering (throwOnError: false) does, refused and heard:
     page.evaluate("document.querySelector('.math--error').setAttribute('style', 'color: red')")
     page.wait_for_function("() => window.__violations.some((v) => v.startsWith('style-src'))")
