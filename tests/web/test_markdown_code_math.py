@@ -8,7 +8,10 @@ from html import unescape
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from tests.web.test_markdown import active
 from web.highlight import BACKGROUND, HIGHLIGHT_MAX_CHARS, PALETTE, TOKEN_CLASSES, highlight_code, stylesheet
 from web.markdown import render_markdown, sanitize
 
@@ -144,3 +147,18 @@ def test_every_colour_reads_at_4_5_to_1_in_both_themes():
 def test_every_class_a_span_can_carry_has_a_rule():
     css = stylesheet()
     assert {f"tok-{name}" for name in re.findall(r"\.tok-([\w-]+)", css)} == TOKEN_CLASSES
+
+
+# --- Any text ------------------------------------------------------------------
+
+PIECES = ["$", "$$", "\\(", "\\)", "\\[", "\\]", "```", "```python\n", "```html\n", "\n", " ", "x", "5",
+          "<script>", "</span>", "<img src=x onerror=alert(1)>", 'class="evil"', "`", "\\", "{", "}", "&"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(PIECES), max_size=40).map("".join))
+def test_any_mix_of_maths_code_and_markup_renders_nothing_active(text):
+    html = render_markdown(text)
+    assert active(html) == []
+    for classes, _ in maths(html):
+        assert classes in ("math", "math math--display")
