@@ -10,7 +10,7 @@ PIP := $(PY) -m pip install --disable-pip-version-check --progress-bar off
 # pip's warnings (a build backend's notices) go here, shown only when the install fails.
 PIP_LOG := $(VENV)/pip-install.log
 
-.PHONY: run serve test messages bench bench-compare bench-reservation bench-first-word bench-scale bench-turns \
+.PHONY: run serve test messages bench bench-compare bench-reservation bench-render bench-first-word bench-scale bench-turns \
 	loadtest lint clean
 
 $(APP_STAMP): pyproject.toml
@@ -40,7 +40,7 @@ test: $(STAMP)
 	scripts/test.sh
 
 # The translation catalogs (locale/): new strings added to the .po files, then compiled (needs gettext).
-MESSAGES_IGNORE = -i .venv -i .run -i staticfiles -i tests -i bench -i docs -i scripts -i locale
+MESSAGES_IGNORE = -i .venv -i .run -i staticfiles -i tests -i bench -i docs -i scripts -i locale -i static/vendor
 messages: $(STAMP)
 	DEBUG=1 SECRET_KEY=messages $(PY) manage.py makemessages -a --no-location $(MESSAGES_IGNORE)
 	DEBUG=1 SECRET_KEY=messages $(PY) manage.py makemessages -d djangojs -a --no-location $(MESSAGES_IGNORE)
@@ -65,6 +65,10 @@ bench-compare: $(STAMP) $(PEER_VENV)/.installed
 
 bench-reservation: $(STAMP)
 	$(PY) bench/reservation.py
+
+# What coloured code and typeset maths cost, on the server and in Chromium; appends to bench/README.md.
+bench-render: $(STAMP)
+	$(PY) bench/render.py --write
 
 # From POST /api/chat to the first text event, on make run's and make serve's stacks; appends to bench/README.md.
 bench-first-word: $(STAMP)
