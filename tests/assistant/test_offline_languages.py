@@ -217,8 +217,9 @@ def test_what_can_you_render_shows_markdown_a_table_code_and_a_formula(language,
     html = render_markdown(reply)
     assert "<h2>" in html and "<strong>" in html and "<em>" in html and "<li>" in html
     assert "<table>" in html and html.count("<tr>") == 4
-    assert '<pre data-lang="python">' in html and "def total" in html
-    assert "$E = mc^2$" in reply and re.search(r"^\$\$\n.+\n\$\$$", reply, re.M)
+    assert '<pre data-lang="python">' in html and '<span class="tok-k">def</span>' in html  # highlighted
+    assert '<span class="math">E = mc^2</span>' in html  # the formulas, typeset by KaTeX in the page
+    assert '<div class="math math--display">\\int_0^1 x^2\\,dx = \\frac{1}{3}</div>' in html
 
 
 @pytest.mark.parametrize(("language", "phrase"), [

@@ -1,8 +1,8 @@
 """The offline demo model in real Chromium with a real worker: a person who
 chose German on their account gets its answers in German, a follow-up ("öffne
 die zweite") opens the second note it listed, and "what can you render?" shows
-a heading, a list, a table, highlighted-ready code and a formula's TeX; axe-core
-on the result."""
+a heading, a list, a table, coloured code and formulas typeset by KaTeX;
+axe-core on the result."""
 
 import pytest
 
@@ -31,8 +31,11 @@ def test_the_offline_demo_follows_an_exchange_in_german_and_shows_what_it_render
 
     send(page, "Was kannst du darstellen?")
     wait_for_reply(page)
+    page.wait_for_function("() => document.querySelectorAll('.msg--assistant .math .katex').length === 2")
     assert last_reply.get_by_role("heading", name="Was ich darstellen kann").count() == 1
     assert last_reply.locator("table tr").count() == 4 and last_reply.locator("li").count() >= 2
-    assert "def total" in last_reply.locator("pre").inner_text()
-    assert "mc^2" in last_reply.inner_text() and "\\int_0^1" in last_reply.inner_text()
+    assert last_reply.locator("pre .tok-k", has_text="def").count() == 1  # coloured code
+    inline, display = last_reply.locator(".math .katex").all()
+    assert inline.locator("annotation").text_content() == "E = mc^2"
+    assert "\\int_0^1" in display.locator("annotation").text_content()
     assert_accessible(page, "the offline model's rendering showcase")
