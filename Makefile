@@ -7,6 +7,8 @@ PY := $(VENV)/bin/python
 APP_STAMP := $(VENV)/.installed-app
 STAMP := $(VENV)/.installed
 PIP := $(PY) -m pip install --disable-pip-version-check --progress-bar off
+# pip's warnings (a build backend's notices) go here, shown only when the install fails.
+PIP_LOG := $(VENV)/pip-install.log
 
 .PHONY: run serve test messages bench bench-compare bench-reservation bench-render bench-first-word bench-scale bench-turns \
 	loadtest lint clean
@@ -14,13 +16,15 @@ PIP := $(PY) -m pip install --disable-pip-version-check --progress-bar off
 $(APP_STAMP): pyproject.toml
 	@test -x $(PY) || { echo "== Creating the virtualenv $(VENV)"; $(PYTHON) -m venv $(VENV); }
 	@echo "== Installing the app's packages into $(VENV) (the first time: a minute or two)"
-	@$(PIP) --upgrade pip | grep -E '^(Collecting|Successfully)' || true
-	@$(PIP) -e . | grep -E '^(Collecting|Successfully)' ; test $${PIPESTATUS[0]} -eq 0
+	@$(PIP) --upgrade pip 2>$(PIP_LOG) | grep -E '^(Collecting|Successfully)' || true
+	@$(PIP) -e . 2>$(PIP_LOG) | grep -E '^(Collecting|Successfully)' ; \
+	  test $${PIPESTATUS[0]} -eq 0 || { cat $(PIP_LOG); exit 1; }
 	@touch $(APP_STAMP)
 
 $(STAMP): $(APP_STAMP)
 	@echo "== Installing the test tools into $(VENV)"
-	@$(PIP) -e '.[dev]' | grep -E '^(Collecting|Successfully)' ; test $${PIPESTATUS[0]} -eq 0
+	@$(PIP) -e '.[dev]' 2>$(PIP_LOG) | grep -E '^(Collecting|Successfully)' ; \
+	  test $${PIPESTATUS[0]} -eq 0 || { cat $(PIP_LOG); exit 1; }
 	@touch $(STAMP)
 
 # PORT (default 8000) is where the development server listens.

@@ -38,17 +38,19 @@ class RequestPhase(TurnState):
 
     def _verified_member(self) -> Member:
         """The person's rights now, not when the turn was queued."""
-        # With the organization (one query): its instructions and the person's go in the system prompt.
+        # With the organization and the person's preferences (one query): its instructions, the person's
+        # and their chosen language go in the system prompt.
         membership = Membership.objects.filter(
             organization_id=self.turn.organization_id, user_id=self.turn.user_id
-        ).select_related("organization").first()
+        ).select_related("organization", "user__preferences").first()
         if membership is None or self.turn.thread_id is None:
             raise TurnStopped(Turn.FailureKind.INTERNAL, NOTICES[Turn.FailureKind.INTERNAL])
         # Suspended before the turn started: it does not start (a running one finishes).
         if membership.is_suspended:
             raise TurnStopped(Turn.FailureKind.SUSPENDED, NOTICES[Turn.FailureKind.SUSPENDED])
-        self.system = system_prompt(organization=membership.organization.instructions,
-                                    person=membership.instructions)
+        preferences = getattr(membership.user, "preferences", None)  # none until the person chooses
+        self.system = system_prompt(organization=membership.organization.instructions, person=membership.instructions,
+                                    language=preferences.language if preferences else "")
         return Member(membership.organization_id, membership.user_id, membership.role)
 
     def _check_model(self) -> None:
