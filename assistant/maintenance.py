@@ -34,8 +34,9 @@ from django.db import IntegrityError, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from assistant.loop import NOTICES, RELEASE, STUCK, Outcome, finish_turn
 from assistant.models import Erasure, Turn
+from assistant.turn.outcome import NOTICES, Outcome
+from assistant.turn.settle import RELEASE, STUCK, finish_turn
 from conversations.files import purge_unattached_files
 from conversations.models import Thread
 from foundation.broker_folders import ensure_broker_folders

@@ -10,6 +10,7 @@
 import { api, el, fragment, parseFragment } from './api.js';
 import { gettext, interpolate } from './i18n.js';
 import { enhanceMessages } from './content.js';
+import { textWithTex } from './math.js';
 import { mountAttachments, sentFiles } from './attachments.js';
 import { MODEL_NOT_ALLOWED, chosenModel, initReplyActions } from './reply-actions.js';
 import {
@@ -30,6 +31,7 @@ const SERVICE_DOWN = gettext("The assistant service isn't answering right now; y
 const SERVICE_RECHECK_MS = 5000;
 const ENDED = ['done', 'failed', 'cancelled'];
 const EDIT_HINT = gettext('Editing your last message: Enter resends it (the old one is kept as a previous version) · Escape cancels');
+const EDIT_FILES_HINT = gettext('Its attached files go with it again');
 const RECONNECTING = gettext('The connection to the server was lost. Reconnecting…');
 const ENDED_ANNOUNCEMENTS = { failed: gettext('The reply failed.'), cancelled: gettext('You stopped the reply.') };
 const TITLE_LENGTH = 60;
@@ -203,7 +205,9 @@ export function mountChat(chat, { panel = false } = {}) {
     state.editing = true;
     input.value = last.innerText.trim();
     autosize();
-    hint.textContent = EDIT_HINT;
+    // The server copies the message's files to the edited one (chat_edit): say so while editing.
+    const files = last.nextElementSibling?.classList.contains('msg__files');
+    hint.textContent = files ? `${EDIT_HINT} · ${EDIT_FILES_HINT}` : EDIT_HINT;
     input.focus();
   }
 
@@ -415,7 +419,7 @@ export function mountChat(chat, { panel = false } = {}) {
   // The finished reply's first sentence (of 20 characters at least), for the live region.
   function replyAnnouncement() {
     const reply = [...messages.querySelectorAll('.msg--assistant')].pop();
-    const text = [...(reply?.querySelectorAll('[data-text]') ?? [])].map((node) => node.textContent).join(' ')
+    const text = [...(reply?.querySelectorAll('[data-text]') ?? [])].map(textWithTex).join(' ')
       .replace(/\s+/g, ' ').trim();
     if (!text) return gettext('The assistant replied.');
     const sentence = text.match(/^[\s\S]{20,}?[.!?](?=\s|$)/)?.[0] ?? text;

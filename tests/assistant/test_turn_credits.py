@@ -5,8 +5,8 @@ import uuid
 
 import pytest
 
-from assistant.loop import CEILING_NOTICE, NOTICES
 from assistant.models import Turn
+from assistant.turn.outcome import CEILING_NOTICE, NOTICES
 from conversations.models import Message
 from credits.models import CreditAccount, LedgerEntry
 from credits.money import micros_from_credits, request_micros

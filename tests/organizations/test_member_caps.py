@@ -10,8 +10,9 @@ from django.core.management import CommandError, call_command
 from rest_framework.test import APIClient
 
 from assistant.chat import chat_submit
-from assistant.loop import CAP_NOTICE, run_turn
+from assistant.loop import run_turn
 from assistant.models import Turn
+from assistant.turn.outcome import CAP_NOTICE
 from conversations.models import Message, Thread
 from credits.models import CreditAccount, LedgerEntry
 from credits.money import micros_from_credits

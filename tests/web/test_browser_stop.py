@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
-from assistant.loop import CANCELLED_NOTICE
 from assistant.models import Turn
+from assistant.turn.outcome import CANCELLED_NOTICE
 from conversations.models import Message
 from credits.models import CreditAccount
 from providers.clients.offline import HELP_TEXT
