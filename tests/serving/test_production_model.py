@@ -11,6 +11,7 @@ import sys
 import pytest
 from django.core import checks
 
+from foundation.startup import STARTUP
 from providers.catalog import selected_option
 from tests.workers import PROJECT
 
@@ -24,7 +25,9 @@ def production(settings):
 
 
 def deploy_errors() -> list[checks.CheckMessage]:
-    return [message for message in checks.run_checks(include_deployment_checks=True) if message.is_serious()]
+    """The errors of the checks a server runs at its start (foundation.startup), as `check --deploy` runs them."""
+    return [message for message in checks.run_checks(include_deployment_checks=True, tags=[STARTUP])
+            if message.is_serious()]
 
 
 def test_no_model_named_in_production_is_refused(production):
@@ -35,7 +38,7 @@ def test_no_model_named_in_production_is_refused(production):
 
 def test_the_check_is_a_deploy_check_only(production):
     """Management commands (migrate, the key commands) still run: only servers and `check --deploy` refuse."""
-    assert [message.id for message in checks.run_checks() if message.is_serious()] == []
+    assert [message.id for message in checks.run_checks(tags=[STARTUP]) if message.is_serious()] == []
 
 
 def test_the_demo_model_named_explicitly_is_accepted(production):
@@ -58,7 +61,9 @@ def test_development_keeps_the_demo_model_as_default(production):
 
 
 def production_env(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("INFOMANIAK_", "ASSISTANT_MODEL"))}
+    # Not the browser tests' DJANGO_ALLOW_ASYNC_UNSAFE either: `check --deploy` refuses it (async.E001).
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("INFOMANIAK_", "ASSISTANT_MODEL", "DJANGO_ALLOW_ASYNC_UNSAFE"))}
     return env | {"DJANGO_SETTINGS_MODULE": "config.settings", "DEBUG": "0", "SECRET_KEY": "x",
                   "ASSISTANT_KEYS_SECRET": "x", "EMAIL_BACKEND": "django.core.mail.backends.locmem.EmailBackend",
                   **extra}
