@@ -11,6 +11,7 @@ import { api, el, fragment, parseFragment } from './api.js';
 import { gettext, interpolate } from './i18n.js';
 import { enhanceMessages } from './content.js';
 import { mountAttachments, sentFiles } from './attachments.js';
+import { watchAttention } from './attention.js';
 import { MODEL_NOT_ALLOWED, chosenModel, initReplyActions } from './reply-actions.js';
 import {
   addLiveVersion, chosenVersions, currentVersionOf, initVersions, restoreVersions,
@@ -84,6 +85,7 @@ export function mountChat(chat, { panel = false } = {}) {
     send.type = busy ? 'button' : 'submit';
     chat.classList.toggle('is-busy', busy);
     hint.textContent = busy ? BUSY_HINT : HINT;
+    attention?.replying(busy);
   }
 
   async function stop() {
@@ -107,6 +109,8 @@ export function mountChat(chat, { panel = false } = {}) {
     banner.hidden = false;
   }
   const hideBanner = () => { banner.hidden = true; };
+  // The tab's title and the notifications: the chat page's (a host page's title is its own).
+  const attention = panel ? null : watchAttention(chat, { signal, focusComposer: () => input.focus() });
   const attachments = mountAttachments(chat, {
     signal, announce, showError: (text) => showBanner(text, { error: true }),
   });
@@ -322,7 +326,7 @@ export function mountChat(chat, { panel = false } = {}) {
         row.querySelector('[data-tool-result]').replaceWith(
           el('pre', { class: 'code', 'data-tool-result': '' }, pretty(data.resultPreview)));
       },
-      card_proposed: (card) => insertCard(block, card),
+      card_proposed: (card) => { attention?.cardWaiting(); insertCard(block, card); },
     };
 
     // A dropped stream: the browser reconnects by itself (sending Last-Event-ID)
@@ -406,6 +410,7 @@ export function mountChat(chat, { panel = false } = {}) {
     tell('turn_ended', ended.turnId ?? state.turnId);
     await refreshMessages();
     setBusy(false);
+    attention?.ended(ended.status);
     refreshSidebar();
     refreshCredits();
     // Focus stays where the person put it (an Enter must not send a draft by surprise).
@@ -475,9 +480,11 @@ export function mountChat(chat, { panel = false } = {}) {
     // In a panel, keys act only from inside it (the host page has its own).
     if (panel && !chat.contains(event.target)) return;
     // Escape stops the reply, unless it is closing a dialog or the drawer first.
-    if (event.key === 'Escape' && state.editing && !state.busy) { stopEditing(); return; }
-    if (event.key !== 'Escape' || !state.busy) return;
-    if (document.querySelector('dialog[open]') || document.querySelector('[data-sidebar].is-open')) return;
+    // Shift+Escape is the page's shortcut to the composer (shortcuts.js), not a stop.
+    if (event.key !== 'Escape' || event.shiftKey) return;
+    if (state.editing && !state.busy) { stopEditing(); return; }
+    if (!state.busy) return;
+    if (document.querySelector('dialog[open], [data-sidebar].is-open, [data-account-menu].is-open')) return;
     event.stopPropagation(); // the reply stops; the panel stays open
     stop();
   }, { signal, capture: panel });
@@ -488,15 +495,6 @@ export function mountChat(chat, { panel = false } = {}) {
     }
   });
   input.addEventListener('input', () => { autosize(); saveDraft(); });
-  // `/` (outside a text field) or Ctrl+K / ⌘K: to the composer (the chat page's shortcuts).
-  if (!panel) document.addEventListener('keydown', (event) => {
-    const typing = event.target.closest?.('input, textarea, select, [contenteditable]');
-    const slash = event.key === '/' && !typing && !event.ctrlKey && !event.metaKey && !event.altKey;
-    const ctrlK = (event.ctrlKey || event.metaKey) && event.key.toLowerCase() === 'k';
-    if (!slash && !ctrlK) return;
-    event.preventDefault();
-    input.focus();
-  }, { signal });
   channel?.addEventListener('message', ({ data }) => {
     refreshSidebar();
     if (data.conversationId !== state.conversationId || state.busy) return;
