@@ -63,12 +63,12 @@ def _model(actor: str, detail: str, labels: dict) -> str | None:
 
 def _key_saved(actor: str, detail: str, labels: dict) -> str | None:
     provider, _sep, hint = detail.partition(" ")
-    return _("%(actor)s saved a %(provider)s key (%(hint)s)") % {
+    return _("%(actor)s saved a key for %(provider)s (%(hint)s)") % {
         "actor": actor, "provider": _provider(provider), "hint": hint}
 
 
 def _key_removed(actor: str, detail: str, labels: dict) -> str | None:
-    return _("%(actor)s removed the %(provider)s key") % {"actor": actor, "provider": _provider(detail)}
+    return _("%(actor)s removed the key for %(provider)s") % {"actor": actor, "provider": _provider(detail)}
 
 
 def _instructions(actor: str, detail: str, labels: dict) -> str | None:
