@@ -60,7 +60,8 @@ def test_the_top_bar_is_one_row_with_the_account_in_a_menu(browser, owner, schem
 
 def test_the_edit_button_stays_on_screen(browser, owner):
     # A code block's long line: the bubble can't wrap it, and pushed Edit off the screen's left edge.
-    long = "Please look at this:\n\n```\nselect * from notes where title like '%offsite%' order by created_at desc limit 50\n```"
+    long = ("Please look at this:\n\n```\n"
+            "select * from notes where title like '%offsite%' order by created_at desc limit 50\n```")
     thread = make_conversation(owner, content=long)
     page = browser.page(owner, width=375, height=812)
     page.goto(f"/c/{thread.id}/")
