@@ -125,6 +125,7 @@ def test_the_shortcuts_and_their_sheet(browser, owner, scheme):
     assert sheet.is_visible()
     assert "Ctrl + Shift + O" in sheet.get_by_role("row", name="New conversation").inner_text()
     assert_accessible(page, f"the shortcuts sheet ({scheme})")
+    browser.shot(page, f"shortcuts-{scheme}")
     for _ in range(4):  # focus stays in the sheet
         page.keyboard.press("Tab")
         assert page.evaluate("document.activeElement.closest('dialog[open]') !== null")
