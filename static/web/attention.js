@@ -1,7 +1,8 @@
 // Knowing when a reply is done without watching it: the tab's title says a
 // reply is running and, once it ends (or a card waits) while the tab is hidden,
 // carries a mark until the tab is seen again; an opt-in browser notification
-// says the same. Chat page only: a host page's title is its own.
+// says the same. The title only on the chat page (a host page's title is its
+// own); the notifications from the panel of a host page too.
 //
 // Privacy: a notification shows the conversation's title and a fixed sentence,
 // never the reply or the card (it may show on a locked screen or a shared desk).
@@ -49,8 +50,8 @@ function titleMark(signal) {
 }
 
 // What chat.js tells: a reply started, ended (its status), a card waits.
-export function watchAttention(chat, { signal, focusComposer }) {
-  const title = titleMark(signal);
+export function watchAttention(chat, { signal, focusComposer, markTitle = true }) {
+  const title = markTitle ? titleMark(signal) : { set: () => {} };
   let replying = false;
   let unseen = ''; // the strongest news not yet seen: waiting > failed > done
   const conversationTitle = () => chat.querySelector('.chat__title')?.textContent.trim() || gettext('Assistant');

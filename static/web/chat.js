@@ -66,7 +66,7 @@ export function mountChat(chat, { panel = false } = {}) {
     send.type = busy ? 'button' : 'submit';
     chat.classList.toggle('is-busy', busy);
     hint.textContent = busy ? BUSY_HINT : HINT;
-    attention?.replying(busy);
+    attention.replying(busy);
   }
 
   async function stop() {
@@ -90,8 +90,8 @@ export function mountChat(chat, { panel = false } = {}) {
     banner.hidden = false;
   }
   const hideBanner = () => { banner.hidden = true; };
-  // The tab's title and the notifications: the chat page's (a host page's title is its own).
-  const attention = panel ? null : watchAttention(chat, { signal, focusComposer: () => input.focus() });
+  // The tab's title (the chat page's: a host page's title is its own) and the notifications.
+  const attention = watchAttention(chat, { signal, focusComposer: () => input.focus(), markTitle: !panel });
   // What following a turn (turn-follow.js) needs of the component.
   const live = {
     chat, messages, signal, keepPinned, announce, showBanner, hideBanner, attention, finish,
@@ -244,7 +244,7 @@ export function mountChat(chat, { panel = false } = {}) {
     tell('turn_ended', ended.turnId ?? state.turnId);
     await refreshMessages();
     setBusy(false);
-    attention?.ended(ended.status);
+    attention.ended(ended.status);
     refreshSidebar();
     refreshCredits();
     // Focus stays where the person put it (an Enter must not send a draft by surprise).

@@ -100,7 +100,7 @@ export function followTurn(ctx, turnId) {
       row.querySelector('[data-tool-result]').replaceWith(
         el('pre', { class: 'code', 'data-tool-result': '' }, pretty(data.resultPreview)));
     },
-    card_proposed: (card) => { ctx.attention?.cardWaiting(); insertCard(ctx, block, card); },
+    card_proposed: (card) => { ctx.attention.cardWaiting(); insertCard(ctx, block, card); },
   };
 
   // A dropped stream: the browser reconnects by itself (sending Last-Event-ID)

@@ -149,10 +149,25 @@ def test_search_by_shortcut_opens_the_drawer_on_a_narrow_screen(browser, owner):
     assert page.evaluate("document.activeElement.id") == "conversation-search"
 
 
-def test_the_panel_of_a_host_page_takes_no_page_shortcut(browser, owner):
-    page = browser.page(owner)
+def test_the_panel_of_a_host_page_notifies_but_leaves_the_title_and_keys_to_the_page(browser, owner):
+    from tests.web.test_browser_panel import ask, panel_of
+    from tests.web.test_browser_panel import wait_for_reply as wait_for_panel_reply
+
+    page = hidden_page(browser, owner)
+    page.context.grant_permissions(["notifications"], origin=browser.url)
     page.goto("/notes/")
     page.keyboard.press("?")
     page.keyboard.press("Control+k")
-    assert page.get_by_role("dialog").count() == 0
+    assert page.get_by_role("dialog").count() == 0  # the page's keys stay the page's
     assert page.evaluate("document.activeElement === document.body")
+    host_title = page.evaluate(TITLE)
+    page.get_by_role("button", name="Notifications").click()
+    page.get_by_role("button", name="Assistant", exact=True).click()
+    page.evaluate("window.__setHidden(true)")
+    ask(panel_of(page), "hello")
+    wait_for_panel_reply(page)
+    assert page.evaluate(TITLE) == host_title  # the host page's title is its own
+    assert [note["body"] for note in page.evaluate("window.__notes")] == ["The reply is ready."]
+    assert page.evaluate("window.__notes")[0]["title"] == "hello"
+    page.evaluate("window.__lastNote.onclick()")
+    assert page.evaluate("document.activeElement.id") == "panel-composer-input"

@@ -25,7 +25,7 @@ def test_the_top_bar_is_one_row_with_the_account_in_a_menu(browser, owner, schem
     page.goto("/organizations/")  # two organizations: the person chooses one first
     page.locator(".org-list__choice").filter(has_text=owner.organization.name).click()
     page.wait_for_url(f"{browser.url}/")
-    for path in ("/", "/organization/", "/data/"):
+    for path in ("/", "/organization/", "/data/", "/tokens/", "/notes/"):
         page.goto(path)
         assert page.evaluate(HEADER_HEIGHT) <= 64, path
         assert page.evaluate("document.documentElement.scrollWidth") <= 375
