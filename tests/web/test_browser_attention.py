@@ -98,13 +98,16 @@ def test_a_notification_when_a_card_waits_in_a_hidden_tab(browser, workspace):  
     assert len(page.evaluate("window.__notes")) == 1
 
 
-def test_a_blocked_permission_is_said_and_asked_only_on_the_click(browser, owner):
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_a_blocked_permission_is_said_and_asked_only_on_the_click(browser, owner, scheme):
     page = hidden_page(browser, owner)  # no permission granted: the browser refuses it
+    page.emulate_media(color_scheme=scheme, reduced_motion="reduce")
     page.goto("/")
     page.get_by_role("button", name="Notifications").click()
     page.locator("[data-notify-status]").filter(has_text="Your browser blocks notifications").wait_for()
     assert page.evaluate("window.__asked") == 1
     assert page.get_by_role("button", name="Notifications").get_attribute("aria-pressed") == "false"
+    assert_accessible(page, f"notifications blocked ({scheme})")
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
