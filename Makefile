@@ -8,7 +8,7 @@ APP_STAMP := $(VENV)/.installed-app
 STAMP := $(VENV)/.installed
 PIP := $(PY) -m pip install --disable-pip-version-check --progress-bar off
 
-.PHONY: run serve test messages bench bench-compare bench-reservation bench-first-word bench-scale bench-turns \
+.PHONY: run serve test messages bench bench-compare bench-reservation bench-render bench-first-word bench-scale bench-turns \
 	loadtest lint clean
 
 $(APP_STAMP): pyproject.toml
@@ -36,7 +36,7 @@ test: $(STAMP)
 	scripts/test.sh
 
 # The translation catalogs (locale/): new strings added to the .po files, then compiled (needs gettext).
-MESSAGES_IGNORE = -i .venv -i .run -i staticfiles -i tests -i bench -i docs -i scripts -i locale
+MESSAGES_IGNORE = -i .venv -i .run -i staticfiles -i tests -i bench -i docs -i scripts -i locale -i static/vendor
 messages: $(STAMP)
 	DEBUG=1 SECRET_KEY=messages $(PY) manage.py makemessages -a --no-location $(MESSAGES_IGNORE)
 	DEBUG=1 SECRET_KEY=messages $(PY) manage.py makemessages -d djangojs -a --no-location $(MESSAGES_IGNORE)
@@ -61,6 +61,10 @@ bench-compare: $(STAMP) $(PEER_VENV)/.installed
 
 bench-reservation: $(STAMP)
 	$(PY) bench/reservation.py
+
+# What coloured code and typeset maths cost, on the server and in Chromium; appends to bench/README.md.
+bench-render: $(STAMP)
+	$(PY) bench/render.py --write
 
 # From POST /api/chat to the first text event, on make run's and make serve's stacks; appends to bench/README.md.
 bench-first-word: $(STAMP)

@@ -127,6 +127,7 @@ class StaffAccess(models.Model):
         INBOX_MESSAGE = "inbox_message", "Inbox message"
         SENT_EMAIL = "sent_email", "Sent e-mail"
         FEEDBACK = "feedback", "Feedback on a reply"
+        ACCOUNT = "account", "Account"
 
     at = models.DateTimeField(db_index=True)
     staff = models.ForeignKey(

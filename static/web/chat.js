@@ -10,6 +10,7 @@
 import { api, el, fragment, parseFragment } from './api.js';
 import { gettext, interpolate } from './i18n.js';
 import { enhanceMessages } from './content.js';
+import { textWithTex } from './math.js';
 import { mountAttachments, sentFiles } from './attachments.js';
 import { watchAttention } from './attention.js';
 import { MODEL_NOT_ALLOWED, chosenModel, initReplyActions } from './reply-actions.js';
@@ -254,7 +255,7 @@ export function mountChat(chat, { panel = false } = {}) {
   // The finished reply's first sentence (of 20 characters at least), for the live region.
   function replyAnnouncement() {
     const reply = [...messages.querySelectorAll('.msg--assistant')].pop();
-    const text = [...(reply?.querySelectorAll('[data-text]') ?? [])].map((node) => node.textContent).join(' ')
+    const text = [...(reply?.querySelectorAll('[data-text]') ?? [])].map(textWithTex).join(' ')
       .replace(/\s+/g, ' ').trim();
     if (!text) return gettext('The assistant replied.');
     const sentence = text.match(/^[\s\S]{20,}?[.!?](?=\s|$)/)?.[0] ?? text;

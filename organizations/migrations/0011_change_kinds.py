@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('organizations', '0009_instructions'),
+        ('organizations', '0010_staff_access_account'),
     ]
 
     operations = [
