@@ -46,7 +46,7 @@ class OrganizationAdmin(admin.ModelAdmin):
         super().save_model(request, obj, form, change)
         if change and "default_member_cap_credits" in form.changed_data:
             cap = obj.default_member_cap_credits
-            change_record(organization_id=obj.pk, actor_id=request.user.pk, action="default_cap",
+            change_record(organization_id=obj.pk, actor_id=request.user.pk, action=OrganizationChange.Kind.DEFAULT_CAP,
                           detail="no cap" if cap is None else f"{cap} credits")
 
 
@@ -93,7 +93,8 @@ class MembershipAdmin(admin.ModelAdmin):
             membership_lift(membership=obj, actor_id=request.user.pk)
         if change and "monthly_cap_credits" in form.changed_data:
             cap = obj.monthly_cap_credits
-            change_record(organization_id=obj.organization_id, actor_id=request.user.pk, action="member_cap",
+            change_record(organization_id=obj.organization_id, actor_id=request.user.pk,
+                          action=OrganizationChange.Kind.MEMBER_CAP,
                           detail=f"{obj.user.username}: {'no cap' if cap is None else f'{cap} credits'}")
 
 
