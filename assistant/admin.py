@@ -1,6 +1,6 @@
 """Staff look into confirmation cards and turns read-only (a card is decided
 only by its person's click or by the expiry sweep, a turn is written by its
-worker), add provider keys, and export or erase a person's data.
+worker), and export or erase a person's data.
 
 Opening a card or a turn, exporting a person and starting an erasure are
 recorded in the staff access log (organizations.access_log); the thread page
@@ -24,15 +24,14 @@ from django.utils.html import format_html
 
 from assistant.admin_exports import exports_view
 from assistant.maintenance import erasure_start
-from assistant.models import ActionCard, Erasure, ProviderKey, Turn
-from assistant.org_models import KeyRefused, provider_key_save, verify_key
-from assistant.providers import CATALOG
-from assistant.tools.registry import all_tools
-from config.admin import ScaledChangeList, ViewOnlyAdminMixin, listed_filter
+from assistant.models import ActionCard, Erasure, Turn
 from conversations.models import Thread
+from foundation.admin import ScaledChangeList, ViewOnlyAdminMixin, listed_filter
 from organizations.access_log import Kind, staff_access_record_person
 from organizations.admin import RecordsStaffAccess
 from organizations.personal_data import EXPORT_FORMAT, export_person
+from providers.catalog import CATALOG
+from tools.registry import all_tools
 
 
 def card_tool_names() -> list[str]:
@@ -106,60 +105,6 @@ class TurnAdmin(ScaledChangeList, RecordsStaffAccess, ViewOnlyAdminMixin, admin.
         except ValueError:
             return super().get_search_results(request, queryset, search_term)
         return queryset.filter(Q(id=wanted) | Q(thread_id=wanted)), False
-
-
-# --- Provider keys: staff add a key; it is stored sealed, only its hint is shown ---
-
-
-class ProviderKeyForm(forms.ModelForm):
-    key = forms.CharField(
-        label="API key", strip=True, widget=forms.PasswordInput(render_value=False),
-        help_text="Verified with one cheap call to the provider, then stored sealed (AES-GCM) for this "
-        "organization only; only its last 4 characters are shown again. Replaces the organization's key "
-        "for that provider.",
-    )
-
-    class Meta:
-        model = ProviderKey
-        fields = ["organization", "provider"]
-
-    def validate_unique(self):
-        pass  # saving replaces the organization's key for that provider (provider_key_save)
-
-    def clean(self):
-        cleaned = super().clean()
-        if self.errors:
-            return cleaned
-        try:
-            verify_key(cleaned["provider"], cleaned["key"])
-        except KeyRefused as refusal:
-            raise ValidationError(f"The provider refused this key ({refusal.kind}); it was not saved.") from None
-        return cleaned
-
-
-@admin.register(ProviderKey)
-class ProviderKeyAdmin(admin.ModelAdmin):
-    form = ProviderKeyForm
-    list_display = ["organization", "provider", "hint", "created_by", "created_at"]
-    list_filter = ["provider"]
-    list_select_related = ["organization", "created_by"]
-    search_fields = ["organization__slug", "organization__name"]
-
-    def get_fields(self, request, obj=None):
-        return ["organization", "provider", "key"] if obj is None else ["organization", "provider", "hint",
-                                                                       "created_by", "created_at"]
-
-    def get_readonly_fields(self, request, obj=None):
-        # A key is replaced (delete, add), never edited: its organization is sealed into it.
-        return [] if obj is None else ["organization", "provider", "hint", "created_by", "created_at"]
-
-    def save_model(self, request, obj, form, change):
-        """Through the service (verified in the form's clean), which records the change."""
-        saved = provider_key_save(
-            None, organization_id=form.cleaned_data["organization"].pk, provider=form.cleaned_data["provider"],
-            plaintext=form.cleaned_data["key"], actor_id=request.user.pk, verified=True,
-        )
-        obj.pk, obj.hint, obj.sealed = saved.pk, saved.hint, saved.sealed
 
 
 # --- A person's data: export (download) and erasure (batched, in a worker) --------

@@ -8,7 +8,7 @@ from django.core.exceptions import PermissionDenied
 from django.template.response import TemplateResponse
 
 from assistant import exports
-from config.downloads import download_response
+from foundation.downloads import download_response
 from organizations.models import Organization
 
 # Who may download what: the ledger and the usage are accounting, the turns are the assistant's.

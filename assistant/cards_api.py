@@ -20,9 +20,9 @@ from rest_framework.response import Response
 
 from assistant import cards
 from assistant.progress import card_json
-from config.api_errors import ApiError, bad_request, not_found
-from config.openapi import errors
-from config.serializers import StrictBooleanField, StrictCharField, StrictSerializer, parse_uuid
+from foundation.api_errors import ApiError, bad_request, not_found
+from foundation.openapi import errors
+from foundation.serializers import StrictBooleanField, StrictCharField, StrictSerializer, parse_uuid
 from organizations.api import ORGANIZATION_PARAMETER, MemberAPIView
 
 SHA256_HEX = r"^[0-9a-f]{64}$"

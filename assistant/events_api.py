@@ -16,8 +16,8 @@ from sse_starlette.event import ServerSentEvent
 
 from assistant import events_schema, live, progress
 from assistant.api import turn_or_404
-from config.api_errors import bad_request
-from config.openapi import errors
+from foundation.api_errors import bad_request
+from foundation.openapi import errors
 from organizations.api import ORGANIZATION_PARAMETER, MemberAPIView
 
 

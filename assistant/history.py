@@ -16,7 +16,11 @@ from uuid import UUID
 from django.conf import settings
 
 from assistant.app_events import event_tool_names, neutralize
-from assistant.clients.base import (
+from assistant.history_window import WindowItem, window_start
+from assistant.page_context import is_page_context
+from assistant.trifecta import SeenCall, Taint, context_taint
+from conversations.models import Attachment, Message, ToolCall
+from providers.clients.base import (
     AssistantReply,
     FilePart,
     HistoryItem,
@@ -25,12 +29,8 @@ from assistant.clients.base import (
     ToolUse,
     UserText,
 )
-from assistant.history_window import WindowItem, window_start
-from assistant.page_context import is_page_context
-from assistant.tools.framework import ToolError, bound_for_model, result_for_model, result_marks
-from assistant.tools.registry import get_tool
-from assistant.trifecta import SeenCall, Taint, context_taint
-from conversations.models import Attachment, Message, ToolCall
+from tools.framework import ToolError, bound_for_model, result_for_model, result_marks
+from tools.registry import get_tool
 
 # A page context told to the model (assistant/page_context.py) carries a title of the person's.
 PAGE_CONTEXT_SEEN = SeenCall(flags=frozenset({"private"}))

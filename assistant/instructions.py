@@ -26,7 +26,7 @@ INSTRUCTIONS_PREFACE = (
 
 
 # The person's own choice of language (their account's), when they made one:
-# the offline demo model reads it (assistant/clients/offline_intents.py).
+# the offline demo model reads it (providers/clients/offline_intents.py).
 LANGUAGE_LINE = "The person's language (their choice in the product): {language}."
 
 

@@ -27,7 +27,6 @@ from uuid import UUID
 from django.conf import settings
 from django.utils import timezone
 
-from assistant.clients.base import ModelClient, ProviderError, Usage
 from assistant.models import Turn
 from assistant.turn.outcome import (
     CANCELLED_NOTICE,
@@ -43,6 +42,7 @@ from assistant.turn.request import RequestPhase
 from assistant.turn.settle import ThreadAfterTurn, finish_turn, own_key
 from assistant.turn.stream import StreamPhase
 from assistant.turn.tool_calls import ToolCallPhase
+from providers.clients.base import ModelClient, ProviderError, Usage
 
 logger = logging.getLogger("assistant.turn")
 

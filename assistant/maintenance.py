@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from uuid import UUID
 
+from celery import current_app as app  # config.celery's (Celery's Django fix-up makes it the default), as shared_task
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import F, Q
@@ -36,9 +37,9 @@ from django.utils import timezone
 from assistant.models import Erasure, Turn
 from assistant.turn.outcome import NOTICES, Outcome
 from assistant.turn.settle import RELEASE, STUCK, finish_turn
-from config.celery import app, ensure_broker_folders
 from conversations.files import purge_unattached_files
 from conversations.models import Thread
+from foundation.broker_folders import ensure_broker_folders
 from organizations.personal_data import ErasureProgress, close_access, erase_user
 
 logger = logging.getLogger("assistant.jobs")

@@ -9,11 +9,10 @@ from rest_framework import serializers
 from rest_framework.exceptions import PermissionDenied
 from rest_framework.response import Response
 
-from assistant.org_models import allowed_options
-from config.api_errors import bad_request
-from config.downloads import download_response
-from config.openapi import errors
-from config.serializers import StrictCharField, StrictSerializer
+from foundation.api_errors import bad_request
+from foundation.downloads import download_response
+from foundation.openapi import errors
+from foundation.serializers import StrictCharField, StrictSerializer
 from organizations.api import ORGANIZATION_PARAMETER, MemberAPIView
 from organizations.instructions import (
     INSTRUCTIONS_MAX_CHARS,
@@ -24,6 +23,7 @@ from organizations.instructions import (
     organization_instructions_set,
 )
 from organizations.personal_data import export_user_stream
+from providers.org_models import allowed_options
 
 
 class MyExportView(MemberAPIView):

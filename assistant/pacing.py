@@ -21,7 +21,7 @@ from typing import Final
 
 from django.db import connection
 
-from assistant.clients.base import StreamEvent
+from providers.clients.base import StreamEvent
 
 
 class _Pause:

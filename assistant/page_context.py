@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from django.conf import settings
 
 from assistant.app_events import render_events
-from assistant.tools.framework import ToolNotFound
-from assistant.tools.registry import load_toolset
 from organizations.members import Member
+from tools.framework import ToolNotFound
+from tools.registry import load_toolset
 
 KIND = "page_context"
 # How a stored events block is recognised as one (json.dumps of the event line).

@@ -11,12 +11,13 @@ from collections.abc import Iterator
 from django.db.models import Prefetch
 
 from assistant.cards import thread_cards_json
-from assistant.models import ENDED_STATUSES, ActionCard, ProviderKey, Turn
+from assistant.models import ENDED_STATUSES, ActionCard, Turn
 from assistant.progress import card_json
 from assistant.selectors import cards_of, turns_of
 from conversations.models import Thread
 from organizations.members import Member
 from organizations.personal_data import iso
+from providers.models import ProviderKey
 
 # Where the export's prefetch leaves a thread's cards.
 PREFETCHED_CARDS = "exported_cards"

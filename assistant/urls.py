@@ -1,6 +1,6 @@
 from django.urls import path
 
-import config.converters  # noqa: F401  (registers the api_id path converter)
+import foundation.converters  # noqa: F401  (registers the api_id path converter)
 from assistant.api import (
     EditView,
     RegenerateView,

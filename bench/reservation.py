@@ -22,12 +22,12 @@ os.environ.setdefault("BENCH_TURNS", "5")
 import run as bench  # noqa: E402  (sets up Django on a throw-away database)
 
 from assistant.chat import chat_submit  # noqa: E402
-from assistant.clients.base import Stop, TextDelta, ToolCallEvent, Usage  # noqa: E402
 from assistant.history import history_bytes  # noqa: E402
 from assistant.loop import run_turn  # noqa: E402
 from assistant.models import Turn  # noqa: E402
 from conversations.models import Message  # noqa: E402
 from credits.money import credits_from_micros  # noqa: E402
+from providers.clients.base import Stop, TextDelta, ToolCallEvent, Usage  # noqa: E402
 
 BYTES_PER_TOKEN = 4
 OUTPUT_TOKENS = 150

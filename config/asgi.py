@@ -2,8 +2,8 @@
 with uvicorn workers. Async views (the turn events stream) wait on the event
 loop without holding a thread; sync views run in Django's thread pool.
 
-A production server refuses to start without a model named (see
-assistant.providers.refuse_unnamed_demo_model).
+A production server refuses to start on an error of the start-up checks
+(foundation.startup), such as no model named (providers.E001).
 """
 
 import os
@@ -13,9 +13,9 @@ from django.core.asgi import get_asgi_application
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 application = get_asgi_application()
 
-from assistant.providers import refuse_unnamed_demo_model  # noqa: E402  (needs the apps loaded)
+from foundation.startup import refuse_to_start_on_errors  # noqa: E402  (needs the apps loaded)
 
-refuse_unnamed_demo_model()
+refuse_to_start_on_errors()
 
 from surfaces.mcp.asgi import with_mcp  # noqa: E402  (needs the apps loaded)
 

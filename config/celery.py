@@ -48,33 +48,28 @@ app.conf.beat_schedule = {
 }
 
 
-def ensure_broker_folders() -> None:
-    """The filesystem broker needs its folders to exist, in every process."""
-    from django.conf import settings
-
-    options = settings.CELERY_BROKER_TRANSPORT_OPTIONS
-    for key in ("data_folder_in", "processed_folder", "control_folder"):
-        if key in options:
-            os.makedirs(options[key], exist_ok=True)
-
-
 @signals.worker_init.connect
 @signals.beat_init.connect
 def _create_broker_folders(**kwargs) -> None:
+    from foundation.broker_folders import ensure_broker_folders
+
     ensure_broker_folders()
 
 
 @signals.worker_init.connect
 @signals.beat_init.connect
-def _refuse_unnamed_demo_model(**kwargs) -> None:
-    """A production worker or beat never runs turns on the demo model by accident.
-    SystemExit, because Celery logs and ignores an Exception raised by a signal handler."""
+def _refuse_to_start_on_errors(**kwargs) -> None:
+    """A production worker or beat refuses to start on an error of the start-up
+    checks (foundation.startup), e.g. no model named: it would run turns on the
+    demo model. SystemExit, because Celery logs and ignores an Exception raised
+    by a signal handler. Celery's Django fix-up has loaded the apps by then (worker
+    and beat), so the apps' checks are registered."""
     from django.core.exceptions import ImproperlyConfigured
 
-    from assistant.providers import refuse_unnamed_demo_model
+    from foundation.startup import refuse_to_start_on_errors
 
     try:
-        refuse_unnamed_demo_model()
+        refuse_to_start_on_errors()
     except ImproperlyConfigured as error:
         raise SystemExit(f"Refusing to start: {error}") from None
 

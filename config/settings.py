@@ -4,15 +4,14 @@ Every variable is listed in the README. Production (DEBUG off) refuses to start
 without SECRET_KEY, ASSISTANT_KEYS_SECRET and an explicit EMAIL_BACKEND.
 """
 
-import re
 from datetime import timedelta
 from pathlib import Path
 
-import dj_database_url
 from csp.constants import NONCE, NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 
-from config.env import env_bool, env_decimal, env_int, env_list, env_str
+from config.database import database_from_url
+from config.env import env_bool, env_int, env_list, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 RUN_DIR = Path(env_str("RUN_DIR", str(BASE_DIR / ".run")))
@@ -26,6 +25,15 @@ if not SECRET_KEY:
     SECRET_KEY = "insecure-local-development-key-only-used-when-DEBUG-is-on"  # noqa: S105
 # Older secrets that still verify sessions and signatures while SECRET_KEY rotates.
 SECRET_KEY_FALLBACKS = env_list("SECRET_KEY_FALLBACKS", [])
+# Organizations' own provider keys are sealed under a key derived from this
+# secret (providers/sealing.py), not from SECRET_KEY: rotating SECRET_KEY leaves
+# them readable. Rotate it with the fallbacks and `manage.py reseal_provider_keys`.
+ASSISTANT_KEYS_SECRET = env_str("ASSISTANT_KEYS_SECRET")
+if not ASSISTANT_KEYS_SECRET:
+    if not DEBUG:
+        raise ImproperlyConfigured("ASSISTANT_KEYS_SECRET must be set when DEBUG is off.")
+    ASSISTANT_KEYS_SECRET = "insecure-local-development-keys-secret"  # noqa: S105
+ASSISTANT_KEYS_SECRET_FALLBACKS = env_list("ASSISTANT_KEYS_SECRET_FALLBACKS", [])
 
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost"] if DEBUG else [])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
@@ -46,6 +54,7 @@ INSTALLED_APPS = [
     "organizations",
     "conversations",
     "credits",
+    "providers",
     "assistant",
     "workspace",
     "surfaces.telegram",
@@ -56,7 +65,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    "config.middleware.ApiBodyLimitMiddleware",
+    "foundation.middleware.ApiBodyLimitMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     # The UI's language: the person's choice (a cookie, set from their account at
     # login), else the browser's Accept-Language, else English. URLs carry no language.
@@ -64,7 +73,7 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "config.middleware.NoStoreForPeopleMiddleware",
+    "foundation.middleware.NoStoreForPeopleMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "csp.middleware.CSPMiddleware",
@@ -92,36 +101,8 @@ TEMPLATES = [
 ]
 
 
-def _database_from_url(url: str) -> dict:
-    # Without a pool (SQLite; PostgreSQL with DATABASE_POOL_SIZE=0) a worker
-    # thread keeps its connection; the ASGI web process sets 0
-    # (scripts/serve.sh): its sync code runs in short-lived threads.
-    config = dj_database_url.parse(url, conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 60))
-    if config["ENGINE"] == "django.db.backends.sqlite3":
-        # SQLite serializes writers: IMMEDIATE takes the write lock at BEGIN, so
-        # two transactions can never both read a balance and then both write it
-        # (credits); WAL lets the web process read while a worker writes.
-        config["CONN_MAX_AGE"] = 0
-        config["OPTIONS"] = {
-            "transaction_mode": "IMMEDIATE",
-            "timeout": 30,
-            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
-        }
-    elif config["ENGINE"] == "django.db.backends.postgresql" and (pool_size := env_int("DATABASE_POOL_SIZE", 10)):
-        # A pool per process (psycopg_pool, through Django): a thread takes a
-        # connection for its queries and gives it back (close() returns it),
-        # so a worker's hundreds of turn threads, waiting on their models
-        # without one (assistant.loop), share a few. Django refuses a pool
-        # with persistent connections.
-        config["CONN_MAX_AGE"] = 0
-        config["OPTIONS"] = {**config.get("OPTIONS", {}), "pool": {
-            "min_size": 1, "max_size": pool_size, "timeout": env_int("DATABASE_POOL_TIMEOUT", 30, minimum=1),
-        }}
-    return config
-
-
 DATABASE_URL = env_str("DATABASE_URL", f"sqlite:///{BASE_DIR / 'db.sqlite3'}")
-DATABASES = {"default": _database_from_url(DATABASE_URL)}
+DATABASES = {"default": database_from_url(DATABASE_URL)}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -232,7 +213,7 @@ FILE_UNATTACHED_HOURS = env_int("FILE_UNATTACHED_HOURS", 24, minimum=1)
 # A file upload's body: the file plus the multipart framing (boundary, headers).
 FILE_UPLOAD_FRAMING_BYTES = 64 * 1024
 # A conversation upload's body may hold CONVERSATION_MAX_BYTES plus this much
-# JSON framing (ids, dates, keys) per allowed message (config/middleware.py).
+# JSON framing (ids, dates, keys) per allowed message (foundation/middleware.py).
 CONVERSATION_UPLOAD_FRAMING_BYTES = 1024
 # Django's own parse limit lets the largest body through; ApiBodyLimitMiddleware
 # applies each path's exact limit first.
@@ -266,13 +247,13 @@ REST_FRAMEWORK = {
         "organizations.tokens.OrganizationTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    "DEFAULT_THROTTLE_CLASSES": ["config.throttles.AnonymousThrottle", "config.throttles.PersonActionThrottle"],
+    "DEFAULT_THROTTLE_CLASSES": ["foundation.throttles.AnonymousThrottle", "foundation.throttles.PersonActionThrottle"],
     "DEFAULT_THROTTLE_RATES": THROTTLE_RATES,
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["config.parsers.SafeJSONParser"],
-    "DEFAULT_SCHEMA_CLASS": "config.openapi.ApiAutoSchema",
-    "EXCEPTION_HANDLER": "config.api_errors.api_exception_handler",
+    "DEFAULT_PARSER_CLASSES": ["foundation.parsers.SafeJSONParser"],
+    "DEFAULT_SCHEMA_CLASS": "foundation.openapi.ApiAutoSchema",
+    "EXCEPTION_HANDLER": "foundation.api_errors.api_exception_handler",
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
 }
 
@@ -293,7 +274,7 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
-    # Path ids are parsed by the views (a malformed one: 400 `invalid_id`); see config/converters.py.
+    # Path ids are parsed by the views (a malformed one: 400 `invalid_id`); see foundation/converters.py.
     "PATH_CONVERTER_OVERRIDES": {"api_id": {"type": "string", "format": "uuid"}},
     # One stable name per status set (several components have a `status`).
     "ENUM_NAME_OVERRIDES": {
@@ -304,8 +285,8 @@ SPECTACULAR_SETTINGS = {
     },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
-        "config.openapi.postprocess_links",
-        "config.openapi.postprocess_optional_fields",
+        "foundation.openapi.postprocess_links",
+        "foundation.openapi.postprocess_optional_fields",
     ],
 }
 
@@ -326,9 +307,6 @@ STREAM_MAX_SECONDS = env_int("STREAM_MAX_SECONDS", 600, minimum=1)
 # one turn needs this many connections per web process, not one per stream.
 STREAM_DB_READS = env_int("STREAM_DB_READS", 4, minimum=1)
 CELERY_TASK_ALWAYS_EAGER = False
-
-# --- Conversations ---------------------------------------------------------
-CONVERSATIONS_PAGE_SIZE = env_int("CONVERSATIONS_PAGE_SIZE", 50, minimum=1)
 
 # --- Email (outgoing mail of the host product) -------------------------------
 # Outside DEBUG the backend must be chosen: the console backend would print
@@ -364,77 +342,6 @@ LOGGING = {
     "loggers": {"httpx": {"level": "WARNING"}, "mcp.server.streamable_http": {"level": "WARNING"}},
 }
 
-# --- Credits ---------------------------------------------------------------
-# Credits reserved when a turn starts (1 credit = 10,000 micro-dollars).
-CREDITS_RESERVATION = env_int("CREDITS_RESERVATION", 3, minimum=0)
-# Share of a turn's cost charged in credits when it ran on the organization's
-# own provider key (0: the organization pays the provider directly; 1: full price).
-CREDITS_OWN_KEY_RATE = env_decimal("CREDITS_OWN_KEY_RATE", "0", minimum="0", maximum="1")
-
-# --- The assistant ---------------------------------------------------------
-ASSISTANT_MODEL = env_str("ASSISTANT_MODEL", "")  # empty: the offline demo model
-ASSISTANT_ALLOW_US_PROCESSING = env_bool("ASSISTANT_ALLOW_US_PROCESSING", False)
-# Model options organizations may choose among (catalog ids, comma-separated);
-# empty: every option usable here (keys and residency rules).
-ASSISTANT_MODEL_OPTIONS = env_list("ASSISTANT_MODEL_OPTIONS", [])
-# Organizations' own provider keys are sealed under a key derived from this
-# secret (assistant/secrets.py), not from SECRET_KEY: rotating SECRET_KEY leaves
-# them readable. Rotate it with the fallbacks and `manage.py reseal_provider_keys`.
-ASSISTANT_KEYS_SECRET = env_str("ASSISTANT_KEYS_SECRET")
-if not ASSISTANT_KEYS_SECRET:
-    if not DEBUG:
-        raise ImproperlyConfigured("ASSISTANT_KEYS_SECRET must be set when DEBUG is off.")
-    ASSISTANT_KEYS_SECRET = "insecure-local-development-keys-secret"  # noqa: S105
-ASSISTANT_KEYS_SECRET_FALLBACKS = env_list("ASSISTANT_KEYS_SECRET_FALLBACKS", [])
-INFOMANIAK_AI_TOKEN = env_str("INFOMANIAK_AI_TOKEN")
-INFOMANIAK_AI_PRODUCT_ID = env_str("INFOMANIAK_AI_PRODUCT_ID")
-INFOMANIAK_AI_BASE_URL = env_str("INFOMANIAK_AI_BASE_URL")
-BEDROCK_REGION = env_str("BEDROCK_REGION")
-BEDROCK_API_KEY = env_str("BEDROCK_API_KEY")
-ANTHROPIC_API_KEY = env_str("ANTHROPIC_API_KEY")
-# Where the toolsets of the host product are declared ("module.path.NAME").
-ASSISTANT_TOOLSETS = env_list("ASSISTANT_TOOLSETS", ["workspace.tools.TOOLSET"])
-ASSISTANT_MAX_STEPS = env_int("ASSISTANT_MAX_STEPS", 25, minimum=1)
-ASSISTANT_MAX_TOOL_CALLS_PER_STEP = env_int("ASSISTANT_MAX_TOOL_CALLS_PER_STEP", 25, minimum=1)
-ASSISTANT_TURN_SECONDS = env_int("ASSISTANT_TURN_SECONDS", 8 * 60, minimum=1)
-ASSISTANT_TOOL_RESULT_CHARS = env_int("ASSISTANT_TOOL_RESULT_CHARS", 20_000, minimum=100)
-ASSISTANT_HISTORY_BYTES = env_int("ASSISTANT_HISTORY_BYTES", 700_000, minimum=1000)
-# Continuous conversations (Telegram) are never full: the model gets the most
-# recent messages that fit ASSISTANT_HISTORY_BYTES, at least this many.
-HISTORY_WINDOW = env_int("HISTORY_WINDOW", 20, minimum=1)
-# Browser conversations too (off: they become full at the bound, as designed).
-HISTORY_WINDOW_EVERYWHERE = env_bool("HISTORY_WINDOW_EVERYWHERE", False)
-ASSISTANT_MAX_OUTPUT_TOKENS = env_int("ASSISTANT_MAX_OUTPUT_TOKENS", 4096, minimum=1)
-# The most one turn may cost (credits), whatever the balance: the loop stops
-# before a model call whose upper bound would take the turn past it.
-ASSISTANT_TURN_MAX_CREDITS = env_int("ASSISTANT_TURN_MAX_CREDITS", 1000, minimum=1)
-# Delay between the offline model's text chunks, so streaming is visible.
-OFFLINE_MODEL_CHUNK_DELAY_MS = env_int("OFFLINE_MODEL_CHUNK_DELAY_MS", 40)
-
-# --- Maintenance jobs (Celery beat, config/celery.py) ----------------------
-# A running turn is stuck (its worker is gone) once it is this long past
-# ASSISTANT_TURN_SECONDS: above the task's hard time limit (the bound + 60 s).
-ASSISTANT_STUCK_GRACE_SECONDS = env_int("ASSISTANT_STUCK_GRACE_SECONDS", 90, minimum=0)
-# A turn still queued after this long is published again, once; still queued
-# this long after that, it fails with its reservation released.
-ASSISTANT_QUEUED_SWEEP_SECONDS = env_int("ASSISTANT_QUEUED_SWEEP_SECONDS", 300, minimum=10)
-# Each Celery worker process writes a heartbeat this often (assistant.service);
-# a turn still queued after SERVICE_DOWN_SECONDS while no worker beats is
-# reported as the service not answering (the turn's status, the chat page).
-WORKER_BEAT_SECONDS = env_int("WORKER_BEAT_SECONDS", 5, minimum=1)
-SERVICE_DOWN_SECONDS = env_int("SERVICE_DOWN_SECONDS", 15, minimum=1)
-# Conversations without activity for this many days are deleted.
-ASSISTANT_IDLE_PURGE_DAYS = env_int("ASSISTANT_IDLE_PURGE_DAYS", 90, minimum=1)
-ASSISTANT_PURGE_BATCH_SIZE = env_int("ASSISTANT_PURGE_BATCH_SIZE", 200, minimum=1)
-# Rows deleted per batch of a person's erasure; the wait before trying again
-# while one of their conversations is being answered; and the age at which a
-# running erasure without progress is enqueued again by continue_erasures.
-ASSISTANT_ERASURE_BATCH_SIZE = env_int("ASSISTANT_ERASURE_BATCH_SIZE", 500, minimum=1)
-ASSISTANT_ERASURE_RETRY_SECONDS = env_int("ASSISTANT_ERASURE_RETRY_SECONDS", 30, minimum=1)
-ASSISTANT_ERASURE_STALL_SECONDS = env_int("ASSISTANT_ERASURE_STALL_SECONDS", 120, minimum=10)
-# Rows of the staff access log older than this many days are deleted.
-STAFF_ACCESS_RETENTION_DAYS = env_int("STAFF_ACCESS_RETENTION_DAYS", 730, minimum=1)
-
 # --- Celery ----------------------------------------------------------------
 # Redis when REDIS_URL is set; otherwise a broker that needs no server (a
 # folder), so `make run` works on a fresh machine. Neither redelivers a task
@@ -465,34 +372,7 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
-# "warn": a send card proposed after a turn read private data and untrusted
-# content carries a warning; "block": such a send is refused for that turn.
-ASSISTANT_TRIFECTA = env_str("ASSISTANT_TRIFECTA", "warn")
-if ASSISTANT_TRIFECTA not in ("warn", "block"):
-    raise ImproperlyConfigured("ASSISTANT_TRIFECTA must be 'warn' or 'block'.")
-# How long what a person's MCP clients read taints their sends, whichever
-# session or web process serves them (surfaces/mcp/record.py).
-MCP_TAINT_HOURS = env_int("MCP_TAINT_HOURS", 24, minimum=1)
-ASSISTANT_CARD_LIFETIME_SECONDS = env_int("ASSISTANT_CARD_LIFETIME_SECONDS", 24 * 3600, minimum=60)
-# A confirmed card with no recorded outcome this long after the click was cut
-# short (its process died): it becomes `outcome_unknown`, never retried. Above
-# any request timeout, so an action still running is not declared lost.
-ASSISTANT_CARD_OUTCOME_TIMEOUT_SECONDS = env_int("ASSISTANT_CARD_OUTCOME_TIMEOUT_SECONDS", 900, minimum=60)
 
-# --- Telegram (surfaces/telegram/) -------------------------------------------
-# The surface is off (the webhook answers 404) while the token is empty.
-TELEGRAM_BOT_TOKEN = env_str("TELEGRAM_BOT_TOKEN")
-# Telegram sends it in X-Telegram-Bot-Api-Secret-Token; required with a token.
-TELEGRAM_WEBHOOK_SECRET = env_str("TELEGRAM_WEBHOOK_SECRET")
-if TELEGRAM_BOT_TOKEN and not re.fullmatch(r"[A-Za-z0-9_-]{16,256}", TELEGRAM_WEBHOOK_SECRET):
-    # What setWebhook accepts as secret_token, and long enough not to be guessed.
-    raise ImproperlyConfigured("TELEGRAM_WEBHOOK_SECRET must be 16-256 characters of A-Z a-z 0-9 _ - "
-                               "when TELEGRAM_BOT_TOKEN is set.")
-# The bot's methods are at {base}/bot{token}/{method} (a proxy, or a fake in tests).
-TELEGRAM_API_BASE_URL = env_str("TELEGRAM_API_BASE_URL", "https://api.telegram.org").rstrip("/")
-# The bot's @username, for the deep link https://t.me/<bot>?start=<code>.
-TELEGRAM_BOT_USERNAME = env_str("TELEGRAM_BOT_USERNAME")
-# Minutes a linking code stays valid.
-TELEGRAM_LINK_CODE_MINUTES = env_int("TELEGRAM_LINK_CODE_MINUTES", 10, minimum=1)
-# Milliseconds between two edits of a streamed reply (Telegram allows about one a second per chat).
-TELEGRAM_EDIT_INTERVAL_MS = env_int("TELEGRAM_EDIT_INTERVAL_MS", 1000, minimum=100)
+# The engine's own settings (conversations, credits, the assistant and its
+# models, maintenance jobs, cards, Telegram): a sibling module, so each stays short.
+from config.engine_settings import *  # noqa: E402,F403

@@ -20,8 +20,8 @@ from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 
-from config.admin import ScaledChangeList, ViewOnlyAdminMixin, chosen_only_filter
 from conversations.models import Message, MessageFeedback, Thread, ToolCall
+from foundation.admin import ScaledChangeList, ViewOnlyAdminMixin, chosen_only_filter
 from organizations.access_log import Kind
 from organizations.admin import RecordsStaffAccess
 

@@ -10,9 +10,6 @@ from rest_framework.pagination import PageNumberPagination
 from rest_framework.response import Response
 from rest_framework.utils.urls import replace_query_param
 
-from config.api_errors import ApiError, bad_request, conflict, not_found
-from config.openapi import errors
-from config.serializers import StrictCharField, StrictSerializer, parse_uuid
 from conversations import selectors, services, thread_update
 from conversations.extensions import model_choices
 from conversations.serializers import (
@@ -23,6 +20,9 @@ from conversations.serializers import (
     too_many_messages,
 )
 from conversations.titles import collapse_whitespace
+from foundation.api_errors import ApiError, bad_request, conflict, not_found
+from foundation.openapi import errors
+from foundation.serializers import StrictCharField, StrictSerializer, parse_uuid
 from organizations.api import ORGANIZATION_PARAMETER, MemberAPIView
 
 BUSY = "A reply is being written in this conversation; try again when it has finished."

@@ -6,12 +6,12 @@ from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_sche
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.renderers import JSONRenderer
 
-from config.api_errors import bad_request, not_found
-from config.openapi import errors
 from conversations import selectors
 from conversations.api import parse_conversation_id
 from conversations.export_one import FORMATS, export_body, export_filename
 from conversations.serializers import conversation_to_json
+from foundation.api_errors import bad_request, not_found
+from foundation.openapi import errors
 from organizations.api import ORGANIZATION_PARAMETER, MemberAPIView
 
 

@@ -30,7 +30,7 @@ def conversation_extras(thread: Thread) -> dict[str, Any]:
 
 
 # Which model options a conversation may be given is the assistant's to say
-# (assistant.org_models): it registers them here, from its ready().
+# (providers.org_models): it registers them here, from its ready().
 ModelCheck = Callable[[Any, str], bool]
 ModelChoices = Callable[[], list[str]]
 _models: dict[str, Any] = {"check": None, "choices": None}

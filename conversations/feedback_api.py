@@ -4,11 +4,11 @@ from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.response import Response
 
-from config.api_errors import bad_request, not_found
-from config.openapi import errors
-from config.serializers import StrictCharField, StrictSerializer, parse_uuid
 from conversations.feedback import COMMENT_MAX_CHARS, ReplyNotFound, feedback_give, feedback_json
 from conversations.models import MessageFeedback
+from foundation.api_errors import bad_request, not_found
+from foundation.openapi import errors
+from foundation.serializers import StrictCharField, StrictSerializer, parse_uuid
 from organizations.api import ORGANIZATION_PARAMETER, MemberAPIView
 
 

@@ -16,12 +16,12 @@ from rest_framework import serializers, status
 from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 
-from config.api_errors import ApiError, bad_request, not_found
-from config.middleware import file_too_large_detail
-from config.openapi import errors
-from config.serializers import parse_uuid
 from conversations import files, sniff
 from conversations.models import Attachment
+from foundation.api_errors import ApiError, bad_request, not_found
+from foundation.middleware import file_too_large_detail
+from foundation.openapi import errors
+from foundation.serializers import parse_uuid
 from organizations.api import ORGANIZATION_PARAMETER, MemberAPIView
 
 FileResponse = inline_serializer("File", {

@@ -46,7 +46,7 @@ class Thread(models.Model):
     # then measured from the history once.
     history_bytes = models.PositiveBigIntegerField(null=True, blank=True, default=0)
     # The model option chosen for this conversation (among those its
-    # organization allows: assistant.org_models); "" is the organization's.
+    # organization allows: providers.org_models); "" is the organization's.
     model_option = models.CharField(max_length=100, blank=True, default="", db_default="")
 
     class Meta:

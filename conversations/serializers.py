@@ -7,16 +7,16 @@ from django.utils import timezone
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from config.api_errors import ApiError, bad_request
-from config.serializers import (
+from conversations.extensions import conversation_extras
+from conversations.models import Message, Thread
+from foundation.api_errors import ApiError, bad_request
+from foundation.serializers import (
     StorableJSONField,
     StrictBooleanField,
     StrictCharField,
     StrictSerializer,
     StrictUUIDField,
 )
-from conversations.extensions import conversation_extras
-from conversations.models import Message, Thread
 
 # Clocks of offline clients drift: this much ahead of the server is accepted.
 FUTURE_SKEW = timedelta(minutes=5)
@@ -50,7 +50,7 @@ class MessageSerializer(StrictSerializer):
         "with the reply it had. Kept and shown, never sent to the model again. The new version follows it."))
     replaces = StrictUUIDField(read_only=True, allow_null=True, help_text=(
         "On a user message edited and resent (server-side): the id of the message it replaces."))
-    # Optional in the document (config.openapi.OPTIONAL_IN_ANSWERS).
+    # Optional in the document (foundation.openapi.OPTIONAL_IN_ANSWERS).
     attachments = AttachmentSerializer(many=True, read_only=True, help_text=(
         "The files attached to the message (server-side; POST /api/chat `attachments`): absent when none. "
         "Their content: GET /api/files/{id}/content."))

@@ -15,10 +15,10 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
-from config.admin import ScaledChangeList, ViewOnlyAdminMixin, chosen_only_filter, drill_down
 from credits.models import CreditAccount, LedgerEntry
 from credits.money import credits_from_micros
 from credits.services import MAX_GRANT_CREDITS, credits_grant
+from foundation.admin import ScaledChangeList, ViewOnlyAdminMixin, chosen_only_filter, drill_down
 from organizations.models import Organization
 
 
@@ -129,5 +129,5 @@ class LedgerEntryAdmin(ScaledChangeList, ReadOnlyAdmin):
     date_hierarchy = "created_at"
 
     def get_queryset(self, request):
-        # The date drill-down probes periods through the created_at index (config.admin.drill_down).
+        # The date drill-down probes periods through the created_at index (foundation.admin.drill_down).
         return drill_down(super().get_queryset(request))

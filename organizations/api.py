@@ -5,7 +5,7 @@ from drf_spectacular.utils import OpenApiParameter
 from rest_framework import exceptions, status
 from rest_framework.views import APIView
 
-from config.api_errors import ApiError
+from foundation.api_errors import ApiError
 from organizations.members import (
     Member,
     MembershipSuspended,

@@ -14,7 +14,7 @@ class Organization(models.Model):
     slug = models.SlugField(max_length=60, unique=True)
     # Credits granted at the opening of every calendar month (1 credit = USD 0.01).
     monthly_credits = models.PositiveIntegerField(default=1000, validators=[MinValueValidator(0)])
-    # The organization's model option (an id of assistant/providers.py's catalog);
+    # The organization's model option (an id of providers/catalog.py's catalog);
     # empty: the deployment's ASSISTANT_MODEL. Checked against the allowed
     # options and the residency rules at every turn, not only when chosen.
     # db_default: rows written by code that predates the column (an older

@@ -9,8 +9,8 @@ from collections.abc import Callable
 
 from django.utils.translation import gettext as _
 
-from assistant.models import ProviderKey
 from organizations.models import OrganizationChange
+from providers.models import ProviderKey
 
 Kind = OrganizationChange.Kind
 CREDITS = re.compile(r"(\d+) credits")

@@ -1,7 +1,7 @@
 """The organization page, for members with role `admin` (anyone else: 404):
 the model choice, provider keys (add, replace, remove; the hint only), the
 month's usage per person, the caps, the members with their role and state,
-and the log of every change. Thin views over assistant.org_models and
+and the log of every change. Thin views over providers.org_models and
 organizations.services; each POST redirects back (or answers 400)."""
 
 from dataclasses import dataclass
@@ -18,19 +18,8 @@ from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_POST
 
 from assistant import exports
-from assistant.models import ProviderKey
-from assistant.org_models import (
-    KeyRefused,
-    ModelNotAllowed,
-    ProviderNotConfigured,
-    allowed_options,
-    model_choose,
-    provider_key_remove,
-    provider_key_save,
-)
-from assistant.providers import CATALOG
-from config.downloads import download_response
 from credits.money import credits_from_micros, current_month
+from foundation.downloads import download_response
 from organizations.instructions import INSTRUCTIONS_MAX_CHARS, InstructionsTooLong, organization_instructions_set
 from organizations.members import Member
 from organizations.models import Membership, Organization, OrganizationChange
@@ -40,6 +29,17 @@ from organizations.services import (
     member_cap_set_by_admin,
     member_restore,
     member_suspend,
+)
+from providers.catalog import CATALOG
+from providers.models import ProviderKey
+from providers.org_models import (
+    KeyRefused,
+    ModelNotAllowed,
+    ProviderNotConfigured,
+    allowed_options,
+    model_choose,
+    provider_key_remove,
+    provider_key_save,
 )
 from web.changes import change_sentence
 from web.instructions import too_long

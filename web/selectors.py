@@ -13,11 +13,11 @@ from django.utils.translation import gettext_lazy as _
 
 from assistant import selectors as assistant_selectors
 from assistant.models import ActionCard, Turn
-from assistant.tools.registry import all_tools
 from conversations import selectors as conversation_selectors
 from conversations.models import Thread
 from organizations.access_log import staff_accesses_of
 from organizations.members import Member
+from tools.registry import all_tools
 from web import presenters, versions
 
 SIDEBAR_PAGE = 50

@@ -16,11 +16,11 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_http_methods
 
-from assistant.org_models import allowed_options
 from assistant.page_shell import shell_context
 from conversations.selectors import ConversationNotFound
 from organizations.api import SESSION_ORGANIZATION_KEY
 from organizations.members import memberships_of
+from providers.org_models import allowed_options
 from web import selectors
 from web.language import LoginView
 from web.members import member_required

@@ -16,8 +16,8 @@ from django.core.validators import validate_email
 from django.utils.translation import gettext_noop
 from pydantic import AfterValidator, BaseModel, Field
 
-from assistant.tools import Description, Tool, ToolContext, ToolError, ToolInput, ToolNotFound, Toolset
 from organizations.members import Member
+from tools import Description, Tool, ToolContext, ToolError, ToolInput, ToolNotFound, Toolset
 from workspace import selectors, services
 from workspace.models import Note
 

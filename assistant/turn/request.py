@@ -7,12 +7,9 @@ import logging
 
 from django.conf import settings
 
-from assistant.clients.base import ModelRequest
 from assistant.history import history_bytes, history_parts, in_window, load_context, request_token_bound, uses_window
 from assistant.instructions import system_prompt
 from assistant.models import Turn
-from assistant.org_models import DEPLOYMENT, option_allowed, turn_key
-from assistant.providers import client_for
 from assistant.trifecta import taint_union
 from assistant.turn.outcome import (
     CAP_NOTICE,
@@ -29,6 +26,9 @@ from credits.money import call_bound_micros, micros_from_credits, request_micros
 from credits.services import CreditsExhausted, MemberCapReached, credits_reserve_more
 from organizations.members import Member
 from organizations.models import Membership
+from providers.catalog import client_for
+from providers.clients.base import ModelRequest
+from providers.org_models import DEPLOYMENT, option_allowed, turn_key
 
 logger = logging.getLogger("assistant.turn")
 

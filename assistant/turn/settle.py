@@ -13,14 +13,14 @@ from django.db.models import Max
 from django.utils import timezone
 
 from assistant import live
-from assistant.clients.base import Usage
 from assistant.models import ENDED_STATUSES, Turn
-from assistant.org_models import DEPLOYMENT
-from assistant.providers import model_option
 from assistant.turn.outcome import CANCELLED_NOTICE, Outcome
 from conversations.models import Message, Thread
 from credits.money import charged_micros, request_micros
 from credits.services import credits_keep_on_stuck, credits_release, credits_settle
+from providers.catalog import model_option
+from providers.clients.base import Usage
+from providers.org_models import DEPLOYMENT
 
 logger = logging.getLogger("assistant.turn")
 

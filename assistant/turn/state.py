@@ -7,16 +7,16 @@ from uuid import UUID
 
 from django.conf import settings
 
-from assistant.clients.base import ModelClient, Usage
 from assistant.history import Context
 from assistant.instructions import system_prompt
 from assistant.models import Turn
-from assistant.providers import ModelOption, model_option
-from assistant.tools.registry import all_tools
 from assistant.trifecta import Taint
 from assistant.turn.outcome import NOTICES, TurnCancelled, TurnStopped
 from assistant.turn.process_cache import tool_specs_and_size
 from assistant.turn.settle import ThreadAfterTurn, store_usage
+from providers.catalog import ModelOption, model_option
+from providers.clients.base import ModelClient, Usage
+from tools.registry import all_tools
 
 # How often, at most, the loop reads the Stop flag while a model streams (or pauses).
 CANCEL_CHECK_SECONDS = 0.5

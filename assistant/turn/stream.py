@@ -11,11 +11,11 @@ from contextlib import closing
 from django.utils import timezone
 
 from assistant import live
-from assistant.clients.base import ModelRequest, TextDelta, ToolCallEvent, Usage
 from assistant.pacing import PAUSE, paced
 from assistant.turn.outcome import TurnCancelled
 from assistant.turn.state import CANCEL_CHECK_SECONDS, TurnState
 from conversations.models import Message
+from providers.clients.base import ModelRequest, TextDelta, ToolCallEvent, Usage
 
 FLUSH_SECONDS = 0.25
 # A reply's first text is written at most this long after its step started:

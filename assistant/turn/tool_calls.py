@@ -10,14 +10,14 @@ from django.db import transaction
 from django.utils import timezone
 
 from assistant import live, proposals
-from assistant.clients.base import ToolCallEvent
 from assistant.history import StoredCall
-from assistant.tools import framework
-from assistant.tools.registry import get_tool
 from assistant.trifecta import Route, route_call, taint_after
 from assistant.turn.outcome import ToolCrashed
 from assistant.turn.state import TurnState
 from conversations.models import Message, ToolCall
+from providers.clients.base import ToolCallEvent
+from tools import framework
+from tools.registry import get_tool
 
 logger = logging.getLogger("assistant.turn")
 

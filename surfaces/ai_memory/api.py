@@ -9,9 +9,9 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.response import Response
 
-from config.api_errors import bad_request, not_found
 from conversations import selectors
 from conversations.api import delete_or_error, upsert_or_error
+from foundation.api_errors import bad_request, not_found
 from organizations.api import MemberAPIView
 from surfaces.ai_memory import documents, ids
 

@@ -14,10 +14,10 @@ import json
 
 from rest_framework import serializers
 
-from config.serializers import StorableJSONField, StrictCharField
 from conversations.models import Message, Thread
 from conversations.serializers import UpdatedAtNotInFuture, conversation_to_json, count_messages
 from conversations.services import ConversationData, MessageData, ToolCallData
+from foundation.serializers import StorableJSONField, StrictCharField
 from surfaces.ai_memory import ids
 from surfaces.ai_memory.dates import ClientDateField, as_client_writes
 

@@ -25,13 +25,13 @@ from django.db.models import F, Value
 from django.db.models.functions import Coalesce, Greatest
 from django.utils import timezone
 
-from assistant.tools import framework
 from assistant.trifecta import CLEAN, Taint, taint_after
 from conversations.models import Message, Thread, ToolCall
 from conversations.selectors import threads_of
 from conversations.services import message_append, thread_create
 from organizations.members import Member
 from surfaces.mcp.models import McpReads
+from tools import framework
 
 SURFACE = "mcp"
 

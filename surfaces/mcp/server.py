@@ -1,7 +1,7 @@
 """The MCP server (official `mcp` SDK, low-level server, streamable HTTP at /mcp).
 
 The low-level server, not MCPServer's decorators: the tools are declared once
-by the product (assistant/tools), with their own JSON Schemas, so they are
+by the product (tools), with their own JSON Schemas, so they are
 listed and called from those declarations rather than from Python signatures.
 """
 
@@ -18,10 +18,10 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS, INVALID_REQUEST, CallToolRequestParams, ListToolsResult
 
-from assistant.tools.framework import UnknownTool
 from surfaces.mcp import tools
 from surfaces.mcp.auth import ApiTokenVerifier, member_of
 from surfaces.mcp.throttle import seconds_to_wait
+from tools.framework import UnknownTool
 
 logger = logging.getLogger("surfaces.mcp")
 

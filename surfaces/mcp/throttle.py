@@ -1,5 +1,5 @@
 """Per-person throttling of MCP tool calls, with DRF's rate throttle (same cache,
-same maths, same settings: THROTTLE_RATES["mcp"]) as the API's (config/throttles.py)."""
+same maths, same settings: THROTTLE_RATES["mcp"]) as the API's (foundation/throttles.py)."""
 
 from django.conf import settings
 from rest_framework.throttling import SimpleRateThrottle

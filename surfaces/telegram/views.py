@@ -79,7 +79,7 @@ def _within_depth(value, limit: int) -> bool:
 
 
 def _enqueue(update: dict) -> None:
-    from config.celery import ensure_broker_folders
+    from foundation.broker_folders import ensure_broker_folders
     from surfaces.telegram.tasks import handle_update_task
 
     ensure_broker_folders()

@@ -7,7 +7,7 @@ import pytest
 
 from assistant.models import Turn
 from config import api_errors
-from config.openapi import ERROR_STATUS
+from foundation.openapi import ERROR_STATUS
 from tests.conversations.factories import make_thread, stored_conversation
 
 pytestmark = pytest.mark.django_db
@@ -159,7 +159,7 @@ def test_every_code_the_error_handler_can_give_is_known_to_the_document():
 
 
 def test_an_undeclared_code_cannot_be_documented():
-    from config.openapi import errors
+    from foundation.openapi import errors
 
     with pytest.raises(ValueError, match="not_a_code"):
         errors("not_a_code")

@@ -8,8 +8,8 @@ import pytest
 from django.core import mail
 from django.utils import timezone
 
-from assistant.clients.offline import OfflineModelClient
 from assistant.models import ActionCard
+from providers.clients.offline import OfflineModelClient
 from tests.assistant.conftest import play
 from tests.assistant.test_cards import EMAIL, delete_card, propose_card
 from tests.conversations.factories import stored_conversation

@@ -12,16 +12,16 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.utils import timezone
 
 from assistant import maintenance
-from assistant.clients.anthropic_client import AnthropicClient
-from assistant.clients.base import FilePart, ModelRequest, UserText
-from assistant.clients.offline import OfflineModelClient
-from assistant.clients.openai_compat import OpenAICompatClient
 from assistant.history import load_context
 from assistant.loop import run_turn
 from assistant.models import Turn
 from conversations.files import IMAGE_MODEL_BYTES
 from conversations.models import Attachment, Thread
 from organizations.personal_data import erase_user
+from providers.clients.anthropic_client import AnthropicClient
+from providers.clients.base import FilePart, ModelRequest, UserText
+from providers.clients.offline import OfflineModelClient
+from providers.clients.openai_compat import OpenAICompatClient
 from tests.assistant.conftest import PRICED_OPTION, Clock
 from tests.assistant.test_trifecta_context import MODES, SEND, send_outcome
 from tests.assistant.test_turn_credits import set_credits

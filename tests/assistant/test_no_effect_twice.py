@@ -7,10 +7,10 @@ import pytest
 from django.core import mail
 from django.utils.dateparse import parse_datetime
 
-from assistant.clients.offline import OfflineModelClient
 from assistant.loop import run_turn
 from assistant.models import ActionCard, Turn
 from conversations.models import Message
+from providers.clients.offline import OfflineModelClient
 from tests.assistant.conftest import Clock, play
 from tests.assistant.test_cards import propose_card
 from tests.fakes.scripted import ScriptedClient, call, say

@@ -5,12 +5,12 @@ the person chose on their account reaching the model in the system prompt."""
 
 from assistant import cards
 from assistant.chat import chat_submit
-from assistant.clients.offline import OfflineModelClient
-from assistant.clients.offline_phrases import say
 from assistant.loop import run_turn
 from assistant.models import ActionCard
 from conversations.models import Message
 from organizations.services import preferred_language_set
+from providers.clients.offline import OfflineModelClient
+from providers.clients.offline_phrases import say
 from tests.assistant.conftest import Clock
 from workspace.models import Note, SentEmail
 

@@ -7,12 +7,12 @@ import pytest
 
 from assistant import chat
 from assistant.chat import chat_submit
-from assistant.clients.offline import NO_OPEN_NOTE, OfflineModelClient
 from assistant.history import load_context
 from assistant.loop import run_turn
 from assistant.models import Turn
 from assistant.page_context import resolve_page_context
 from conversations.models import Message, Thread
+from providers.clients.offline import NO_OPEN_NOTE, OfflineModelClient
 from tests.assistant.conftest import Clock
 from tests.conversations.factories import make_thread
 from workspace.models import Note

@@ -5,14 +5,14 @@ import uuid
 
 import pytest
 
-from assistant.clients.base import Usage
 from assistant.models import Turn
-from assistant.providers import model_option
 from assistant.turn.outcome import CEILING_NOTICE, NOTICES
 from conversations.models import Message
 from credits.models import CreditAccount, LedgerEntry
 from credits.money import micros_from_credits, request_micros
 from credits.selectors import credits_audit_mismatches
+from providers.catalog import model_option
+from providers.clients.base import Usage
 from tests.assistant.conftest import PRICED_OPTION, play
 from tests.conversations.factories import stored_conversation
 from tests.fakes.scripted import ScriptedClient, call, say

@@ -11,7 +11,7 @@ from django.conf import settings
 from django.test import Client
 from django.utils.module_loading import import_string
 
-from assistant.tools import Toolset
+from tools import Toolset
 from workspace.models import Note
 
 ROOT = Path(__file__).resolve().parents[2]

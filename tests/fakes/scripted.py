@@ -3,7 +3,7 @@ script entry and records the request it received."""
 
 from collections.abc import Callable, Iterator
 
-from assistant.clients.base import ModelRequest, Stop, StreamEvent, TextDelta, ToolCallEvent, Usage
+from providers.clients.base import ModelRequest, Stop, StreamEvent, TextDelta, ToolCallEvent, Usage
 
 
 def say(text: str, *, usage: Usage | None = None) -> list[StreamEvent]:

@@ -14,12 +14,13 @@ from rest_framework.test import APIClient
 from assistant import maintenance
 from assistant.loop import run_turn
 from assistant.maintenance_tasks import erase_user_task
-from assistant.models import ActionCard, Erasure, ProviderKey, Turn
-from assistant.secrets import key_hint, seal_secret
+from assistant.models import ActionCard, Erasure, Turn
 from conversations.models import Message, Thread, ToolCall
 from credits.models import CreditAccount, LedgerEntry
 from organizations.models import ApiToken, Membership, PersonSession
 from organizations.personal_data import erase_user, export_user
+from providers.models import ProviderKey
+from providers.sealing import key_hint, seal_secret
 from tests.fakes.scripted import ScriptedClient, call, say
 from tests.maintenance.conftest import queued_turn, running_turn
 from tests.streamed import streamed_json, streamed_text

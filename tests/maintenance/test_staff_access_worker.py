@@ -4,7 +4,7 @@ beat publishes it: by name, on the default broker (a folder)."""
 import pytest
 
 from config.celery import app as celery_app
-from config.celery import ensure_broker_folders
+from foundation.broker_folders import ensure_broker_folders
 from organizations.models import StaffAccess
 from tests.admin.test_staff_access import aged
 from tests.workers import celery_worker, wait_until

@@ -10,7 +10,6 @@ from django.core.management import CommandError, call_command
 from rest_framework.test import APIClient
 
 from assistant.chat import chat_submit
-from assistant.clients.base import Usage
 from assistant.loop import run_turn
 from assistant.models import Turn
 from assistant.turn.outcome import CAP_NOTICE
@@ -21,6 +20,7 @@ from credits.selectors import credits_audit_mismatches
 from credits.services import MemberCapReached, member_spent_micros
 from organizations.members import resolve_member
 from organizations.models import Membership, Organization, OrganizationChange
+from providers.clients.base import Usage
 from tests.assistant.conftest import PRICED_OPTION, Clock, play
 from tests.conftest import make_person
 from tests.fakes.scripted import ScriptedClient, call

@@ -5,9 +5,10 @@ follow the choice."""
 import pytest
 from django.test import Client
 
-from assistant.models import ProviderKey, Turn
-from assistant.org_models import ModelNotAllowed, NotOrganizationAdmin, allowed_options, model_choose
+from assistant.models import Turn
 from organizations.models import Organization, OrganizationChange
+from providers.models import ProviderKey
+from providers.org_models import ModelNotAllowed, NotOrganizationAdmin, allowed_options, model_choose
 from tests.conftest import make_person
 
 

@@ -8,7 +8,6 @@ from django.test import Client
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from assistant.clients.base import Usage
 from assistant.loop import TurnRunner, run_turn
 from assistant.models import Turn
 from conversations.models import Thread
@@ -16,6 +15,7 @@ from credits.models import LedgerEntry
 from organizations.members import MembershipSuspended, resolve_member
 from organizations.models import Membership, OrganizationChange
 from organizations.services import CannotSuspendSelf, member_restore, member_suspend
+from providers.clients.base import Usage
 from tests.admin.conftest import logged_in
 from tests.assistant.conftest import Clock, submit
 from tests.conftest import make_person

@@ -13,7 +13,7 @@ from django.contrib.auth import get_user_model
 from django.utils import timezone
 
 from config.celery import app as celery_app
-from config.celery import ensure_broker_folders
+from foundation.broker_folders import ensure_broker_folders
 from organizations.members import Member
 from organizations.models import ApiToken, Membership
 from organizations.services import member_add, membership_lift, membership_suspend

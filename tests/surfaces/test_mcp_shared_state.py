@@ -224,7 +224,7 @@ def test_hsts_on_mcp_follows_djangos_settings_and_secure_requests(settings):
 def test_a_tool_that_crashes_is_stored_as_failed(owner, monkeypatch):
     def crash(*args, **kwargs):
         raise RuntimeError("boom")
-    monkeypatch.setattr("assistant.tools.framework.execute", crash)
+    monkeypatch.setattr("tools.framework.execute", crash)
     with pytest.raises(RuntimeError):
         tools.call_tool(owner.member, "search_notes", {"query": ""}, site_url="")
     stored = ToolCall.objects.get()

@@ -5,7 +5,6 @@ operator's change and a detail of an unknown shape still read."""
 import pytest
 from django.utils import translation
 
-from assistant.org_models import model_choose, provider_key_remove, provider_key_save
 from organizations.instructions import organization_instructions_set
 from organizations.models import Membership, OrganizationChange
 from organizations.services import (
@@ -15,6 +14,7 @@ from organizations.services import (
     membership_lift,
     membership_suspend,
 )
+from providers.org_models import model_choose, provider_key_remove, provider_key_save
 from tests.conftest import make_person
 from web.changes import SENTENCES, change_sentence
 

@@ -8,7 +8,8 @@ import pytest
 from django.core import mail
 
 from assistant.fingerprint import snapshot_hash
-from assistant.tools import (
+from tests.workspace.conftest import message_to, note_of
+from tools import (
     ToolError,
     ToolInputError,
     ToolNotFound,
@@ -21,7 +22,6 @@ from assistant.tools import (
     result_for_model,
     tool_spec,
 )
-from tests.workspace.conftest import message_to, note_of
 from workspace.models import Note, SentEmail
 from workspace.tools import TOOLSET
 

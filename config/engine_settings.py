@@ -1,0 +1,109 @@
+"""The engine's own settings, read from the environment like the rest of
+config.settings (which imports them all): conversations, credits, the assistant
+and its models, the maintenance jobs, cards and the trifecta guard, Telegram.
+Every variable is listed in the README."""
+
+import re
+
+from django.core.exceptions import ImproperlyConfigured
+
+from config.env import env_bool, env_decimal, env_int, env_list, env_str
+
+# --- Conversations ---------------------------------------------------------
+CONVERSATIONS_PAGE_SIZE = env_int("CONVERSATIONS_PAGE_SIZE", 50, minimum=1)
+
+# --- Credits ---------------------------------------------------------------
+# Credits reserved when a turn starts (1 credit = 10,000 micro-dollars).
+CREDITS_RESERVATION = env_int("CREDITS_RESERVATION", 3, minimum=0)
+# Share of a turn's cost charged in credits when it ran on the organization's
+# own provider key (0: the organization pays the provider directly; 1: full price).
+CREDITS_OWN_KEY_RATE = env_decimal("CREDITS_OWN_KEY_RATE", "0", minimum="0", maximum="1")
+
+# --- The assistant ---------------------------------------------------------
+ASSISTANT_MODEL = env_str("ASSISTANT_MODEL", "")  # empty: the offline demo model
+ASSISTANT_ALLOW_US_PROCESSING = env_bool("ASSISTANT_ALLOW_US_PROCESSING", False)
+# Model options organizations may choose among (catalog ids, comma-separated);
+# empty: every option usable here (keys and residency rules).
+ASSISTANT_MODEL_OPTIONS = env_list("ASSISTANT_MODEL_OPTIONS", [])
+INFOMANIAK_AI_TOKEN = env_str("INFOMANIAK_AI_TOKEN")
+INFOMANIAK_AI_PRODUCT_ID = env_str("INFOMANIAK_AI_PRODUCT_ID")
+INFOMANIAK_AI_BASE_URL = env_str("INFOMANIAK_AI_BASE_URL")
+BEDROCK_REGION = env_str("BEDROCK_REGION")
+BEDROCK_API_KEY = env_str("BEDROCK_API_KEY")
+ANTHROPIC_API_KEY = env_str("ANTHROPIC_API_KEY")
+# Where the toolsets of the host product are declared ("module.path.NAME").
+ASSISTANT_TOOLSETS = env_list("ASSISTANT_TOOLSETS", ["workspace.tools.TOOLSET"])
+ASSISTANT_MAX_STEPS = env_int("ASSISTANT_MAX_STEPS", 25, minimum=1)
+ASSISTANT_MAX_TOOL_CALLS_PER_STEP = env_int("ASSISTANT_MAX_TOOL_CALLS_PER_STEP", 25, minimum=1)
+ASSISTANT_TURN_SECONDS = env_int("ASSISTANT_TURN_SECONDS", 8 * 60, minimum=1)
+ASSISTANT_TOOL_RESULT_CHARS = env_int("ASSISTANT_TOOL_RESULT_CHARS", 20_000, minimum=100)
+ASSISTANT_HISTORY_BYTES = env_int("ASSISTANT_HISTORY_BYTES", 700_000, minimum=1000)
+# Continuous conversations (Telegram) are never full: the model gets the most
+# recent messages that fit ASSISTANT_HISTORY_BYTES, at least this many.
+HISTORY_WINDOW = env_int("HISTORY_WINDOW", 20, minimum=1)
+# Browser conversations too (off: they become full at the bound, as designed).
+HISTORY_WINDOW_EVERYWHERE = env_bool("HISTORY_WINDOW_EVERYWHERE", False)
+ASSISTANT_MAX_OUTPUT_TOKENS = env_int("ASSISTANT_MAX_OUTPUT_TOKENS", 4096, minimum=1)
+# The most one turn may cost (credits), whatever the balance: the loop stops
+# before a model call whose upper bound would take the turn past it.
+ASSISTANT_TURN_MAX_CREDITS = env_int("ASSISTANT_TURN_MAX_CREDITS", 1000, minimum=1)
+# Delay between the offline model's text chunks, so streaming is visible.
+OFFLINE_MODEL_CHUNK_DELAY_MS = env_int("OFFLINE_MODEL_CHUNK_DELAY_MS", 40)
+
+# --- Maintenance jobs (Celery beat, config/celery.py) ----------------------
+# A running turn is stuck (its worker is gone) once it is this long past
+# ASSISTANT_TURN_SECONDS: above the task's hard time limit (the bound + 60 s).
+ASSISTANT_STUCK_GRACE_SECONDS = env_int("ASSISTANT_STUCK_GRACE_SECONDS", 90, minimum=0)
+# A turn still queued after this long is published again, once; still queued
+# this long after that, it fails with its reservation released.
+ASSISTANT_QUEUED_SWEEP_SECONDS = env_int("ASSISTANT_QUEUED_SWEEP_SECONDS", 300, minimum=10)
+# Each Celery worker process writes a heartbeat this often (assistant.service);
+# a turn still queued after SERVICE_DOWN_SECONDS while no worker beats is
+# reported as the service not answering (the turn's status, the chat page).
+WORKER_BEAT_SECONDS = env_int("WORKER_BEAT_SECONDS", 5, minimum=1)
+SERVICE_DOWN_SECONDS = env_int("SERVICE_DOWN_SECONDS", 15, minimum=1)
+# Conversations without activity for this many days are deleted.
+ASSISTANT_IDLE_PURGE_DAYS = env_int("ASSISTANT_IDLE_PURGE_DAYS", 90, minimum=1)
+ASSISTANT_PURGE_BATCH_SIZE = env_int("ASSISTANT_PURGE_BATCH_SIZE", 200, minimum=1)
+# Rows deleted per batch of a person's erasure; the wait before trying again
+# while one of their conversations is being answered; and the age at which a
+# running erasure without progress is enqueued again by continue_erasures.
+ASSISTANT_ERASURE_BATCH_SIZE = env_int("ASSISTANT_ERASURE_BATCH_SIZE", 500, minimum=1)
+ASSISTANT_ERASURE_RETRY_SECONDS = env_int("ASSISTANT_ERASURE_RETRY_SECONDS", 30, minimum=1)
+ASSISTANT_ERASURE_STALL_SECONDS = env_int("ASSISTANT_ERASURE_STALL_SECONDS", 120, minimum=10)
+# Rows of the staff access log older than this many days are deleted.
+STAFF_ACCESS_RETENTION_DAYS = env_int("STAFF_ACCESS_RETENTION_DAYS", 730, minimum=1)
+
+# --- Cards and the trifecta guard ---------------------------------------------
+# "warn": a send card proposed after a turn read private data and untrusted
+# content carries a warning; "block": such a send is refused for that turn.
+ASSISTANT_TRIFECTA = env_str("ASSISTANT_TRIFECTA", "warn")
+if ASSISTANT_TRIFECTA not in ("warn", "block"):
+    raise ImproperlyConfigured("ASSISTANT_TRIFECTA must be 'warn' or 'block'.")
+# How long what a person's MCP clients read taints their sends, whichever
+# session or web process serves them (surfaces/mcp/record.py).
+MCP_TAINT_HOURS = env_int("MCP_TAINT_HOURS", 24, minimum=1)
+ASSISTANT_CARD_LIFETIME_SECONDS = env_int("ASSISTANT_CARD_LIFETIME_SECONDS", 24 * 3600, minimum=60)
+# A confirmed card with no recorded outcome this long after the click was cut
+# short (its process died): it becomes `outcome_unknown`, never retried. Above
+# any request timeout, so an action still running is not declared lost.
+ASSISTANT_CARD_OUTCOME_TIMEOUT_SECONDS = env_int("ASSISTANT_CARD_OUTCOME_TIMEOUT_SECONDS", 900, minimum=60)
+
+
+# --- Telegram (surfaces/telegram/) -------------------------------------------
+# The surface is off (the webhook answers 404) while the token is empty.
+TELEGRAM_BOT_TOKEN = env_str("TELEGRAM_BOT_TOKEN")
+# Telegram sends it in X-Telegram-Bot-Api-Secret-Token; required with a token.
+TELEGRAM_WEBHOOK_SECRET = env_str("TELEGRAM_WEBHOOK_SECRET")
+if TELEGRAM_BOT_TOKEN and not re.fullmatch(r"[A-Za-z0-9_-]{16,256}", TELEGRAM_WEBHOOK_SECRET):
+    # What setWebhook accepts as secret_token, and long enough not to be guessed.
+    raise ImproperlyConfigured("TELEGRAM_WEBHOOK_SECRET must be 16-256 characters of A-Z a-z 0-9 _ - "
+                               "when TELEGRAM_BOT_TOKEN is set.")
+# The bot's methods are at {base}/bot{token}/{method} (a proxy, or a fake in tests).
+TELEGRAM_API_BASE_URL = env_str("TELEGRAM_API_BASE_URL", "https://api.telegram.org").rstrip("/")
+# The bot's @username, for the deep link https://t.me/<bot>?start=<code>.
+TELEGRAM_BOT_USERNAME = env_str("TELEGRAM_BOT_USERNAME")
+# Minutes a linking code stays valid.
+TELEGRAM_LINK_CODE_MINUTES = env_int("TELEGRAM_LINK_CODE_MINUTES", 10, minimum=1)
+# Milliseconds between two edits of a streamed reply (Telegram allows about one a second per chat).
+TELEGRAM_EDIT_INTERVAL_MS = env_int("TELEGRAM_EDIT_INTERVAL_MS", 1000, minimum=100)
