@@ -34,6 +34,9 @@ os.environ.setdefault("ASSISTANT_KEYS_SECRET", "bench-only")
 os.environ.setdefault("EMAIL_BACKEND", "django.core.mail.backends.locmem.EmailBackend")
 os.environ["DJANGO_SETTINGS_MODULE"] = "config.settings"
 os.environ.pop("REDIS_URL", None)
+# No pool: the one connection is pointed at S1's database, then S10's (use()); a
+# pool keeps connecting to the database it was made for.
+os.environ["DATABASE_POOL_SIZE"] = "0"
 
 ROUNDS = int(os.environ.get("BENCH_SCALE_ROUNDS", "9"))
 # Other tenants at S1 (S10: 10× the organizations): organizations × people × conversations × messages.

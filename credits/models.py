@@ -138,7 +138,8 @@ class MemberMonthUsage(models.Model):
     An erased person's rows keep counting, under no one (user NULL, as the ledger's actor).
     """
 
-    account = models.ForeignKey(CreditAccount, on_delete=models.PROTECT, related_name="usages")
+    # No index of its own: the unique (account, user) constraint's starts with the account.
+    account = models.ForeignKey(CreditAccount, on_delete=models.PROTECT, related_name="usages", db_index=False)
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )

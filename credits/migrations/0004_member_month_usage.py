@@ -43,7 +43,7 @@ class Migration(migrations.Migration):
                 ('turns', models.PositiveIntegerField(default=0)),
                 ('used_micros', models.BigIntegerField(default=0)),
                 ('reserved_micros', models.BigIntegerField(default=0)),
-                ('account', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='usages', to='credits.creditaccount')),
+                ('account', models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.PROTECT, related_name='usages', to='credits.creditaccount')),
                 ('user', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
             ],
             options={
