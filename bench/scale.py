@@ -38,7 +38,7 @@ os.environ.pop("REDIS_URL", None)
 # pool keeps connecting to the database it was made for.
 os.environ["DATABASE_POOL_SIZE"] = "0"
 
-ROUNDS = int(os.environ.get("BENCH_SCALE_ROUNDS", "9"))
+ROUNDS = int(os.environ.get("BENCH_SCALE_ROUNDS", "21"))
 # Other tenants at S1 (S10: 10× the organizations): organizations × people × conversations × messages.
 ORGS = int(os.environ.get("BENCH_SCALE_ORGS", "50"))
 PEOPLE, THREADS, MESSAGES = 10, 10, 10
