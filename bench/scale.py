@@ -94,7 +94,7 @@ def build(size: str) -> dict:
     seed_tenants("probe", orgs=1, **PROBE)
     seed_tenants("big", orgs=1, people=1, threads=10 * PROBE["threads"], messages=PROBE["messages"])
     seed_tenants("other", orgs=SIZES[size], people=PEOPLE, threads=THREADS, messages=MESSAGES)
-    context = scale_paths.prepare()
+    context = scale_paths.prepare(ROUNDS)
     connection.close()
     with psycopg.connect(f"{BASE}/scale_{size.lower()}", autocommit=True) as db:
         db.execute("VACUUM ANALYZE")
