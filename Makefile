@@ -7,20 +7,24 @@ PY := $(VENV)/bin/python
 APP_STAMP := $(VENV)/.installed-app
 STAMP := $(VENV)/.installed
 PIP := $(PY) -m pip install --disable-pip-version-check --progress-bar off
+# pip's warnings (a build backend's notices) go here, shown only when the install fails.
+PIP_LOG := $(VENV)/pip-install.log
 
-.PHONY: run serve test messages bench bench-compare bench-reservation bench-first-word bench-scale bench-turns \
+.PHONY: run serve test messages bench bench-compare bench-reservation bench-render bench-first-word bench-scale bench-turns \
 	loadtest lint clean
 
 $(APP_STAMP): pyproject.toml
 	@test -x $(PY) || { echo "== Creating the virtualenv $(VENV)"; $(PYTHON) -m venv $(VENV); }
 	@echo "== Installing the app's packages into $(VENV) (the first time: a minute or two)"
-	@$(PIP) --upgrade pip | grep -E '^(Collecting|Successfully)' || true
-	@$(PIP) -e . | grep -E '^(Collecting|Successfully)' ; test $${PIPESTATUS[0]} -eq 0
+	@$(PIP) --upgrade pip 2>$(PIP_LOG) | grep -E '^(Collecting|Successfully)' || true
+	@$(PIP) -e . 2>$(PIP_LOG) | grep -E '^(Collecting|Successfully)' ; \
+	  test $${PIPESTATUS[0]} -eq 0 || { cat $(PIP_LOG); exit 1; }
 	@touch $(APP_STAMP)
 
 $(STAMP): $(APP_STAMP)
 	@echo "== Installing the test tools into $(VENV)"
-	@$(PIP) -e '.[dev]' | grep -E '^(Collecting|Successfully)' ; test $${PIPESTATUS[0]} -eq 0
+	@$(PIP) -e '.[dev]' 2>$(PIP_LOG) | grep -E '^(Collecting|Successfully)' ; \
+	  test $${PIPESTATUS[0]} -eq 0 || { cat $(PIP_LOG); exit 1; }
 	@touch $(STAMP)
 
 # PORT (default 8000) is where the development server listens.
@@ -36,7 +40,7 @@ test: $(STAMP)
 	scripts/test.sh
 
 # The translation catalogs (locale/): new strings added to the .po files, then compiled (needs gettext).
-MESSAGES_IGNORE = -i .venv -i .run -i staticfiles -i tests -i bench -i docs -i scripts -i locale
+MESSAGES_IGNORE = -i .venv -i .run -i staticfiles -i tests -i bench -i docs -i scripts -i locale -i static/vendor
 messages: $(STAMP)
 	DEBUG=1 SECRET_KEY=messages $(PY) manage.py makemessages -a --no-location $(MESSAGES_IGNORE)
 	DEBUG=1 SECRET_KEY=messages $(PY) manage.py makemessages -d djangojs -a --no-location $(MESSAGES_IGNORE)
@@ -61,6 +65,10 @@ bench-compare: $(STAMP) $(PEER_VENV)/.installed
 
 bench-reservation: $(STAMP)
 	$(PY) bench/reservation.py
+
+# What coloured code and typeset maths cost, on the server and in Chromium; appends to bench/README.md.
+bench-render: $(STAMP)
+	$(PY) bench/render.py --write
 
 # From POST /api/chat to the first text event, on make run's and make serve's stacks; appends to bench/README.md.
 bench-first-word: $(STAMP)

@@ -23,7 +23,7 @@ from assistant.org_models import option_for_conversation
 from assistant.page_context import MARKER as PAGE_CONTEXT_MARKER
 from assistant.page_context import PageContext, render_page_context
 from assistant.providers import ModelOption
-from conversations.files import files_claim
+from conversations.files import files_claim, files_copy
 from conversations.models import Message, Thread
 from conversations.selectors import thread_get_for_member
 from conversations.services import ConversationBusy, message_append, thread_create
@@ -138,6 +138,7 @@ def _redo(member: Member, *, conversation_id: UUID, new_text: str | None) -> Sub
             user_message = message_append(member, thread=thread, role=Message.Role.USER, content=new_text,
                                           turn_id=turn_id)
             Message.objects.filter(id=user_message.id).update(replaces=last.client_id)
+            files_copy(member, source=last, message=user_message)  # the edited message keeps its files
         turn = Turn.objects.create(
             id=turn_id, thread=thread, organization_id=member.organization_id, user_id=member.user_id,
             user_message=user_message, model_option=option.id,

@@ -25,14 +25,21 @@ INSTRUCTIONS_PREFACE = (
 )
 
 
+# The person's own choice of language (their account's), when they made one:
+# the offline demo model reads it (assistant/clients/offline_intents.py).
+LANGUAGE_LINE = "The person's language (their choice in the product): {language}."
+
+
 def _section(tag: str, text: str) -> str:
     return f"<{tag}>\n{neutralize(text)}\n</{tag}>"
 
 
-def system_prompt(*, organization: str = "", person: str = "") -> str:
-    """The system prompt with the instructions that are set ("" for none)."""
+def system_prompt(*, organization: str = "", person: str = "", language: str = "") -> str:
+    """The system prompt with the instructions that are set ("" for none) and
+    the language the person chose (a code of settings.LANGUAGES, "" for none)."""
+    prompt = SYSTEM_PROMPT + ("\n" + LANGUAGE_LINE.format(language=language) if language else "")
     sections = [_section(tag, text.strip()) for tag, text in (
         ("organization_instructions", organization), ("person_instructions", person)) if text.strip()]
     if not sections:
-        return SYSTEM_PROMPT
-    return "\n\n".join([SYSTEM_PROMPT, INSTRUCTIONS_PREFACE, *sections])
+        return prompt
+    return "\n\n".join([prompt, INSTRUCTIONS_PREFACE, *sections])

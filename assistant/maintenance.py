@@ -33,8 +33,9 @@ from django.db import IntegrityError, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from assistant.loop import NOTICES, RELEASE, STUCK, Outcome, finish_turn
 from assistant.models import Erasure, Turn
+from assistant.turn.outcome import NOTICES, Outcome
+from assistant.turn.settle import RELEASE, STUCK, finish_turn
 from config.celery import app, ensure_broker_folders
 from conversations.files import purge_unattached_files
 from conversations.models import Thread

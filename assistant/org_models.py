@@ -20,7 +20,7 @@ from assistant.models import ProviderKey
 from assistant.providers import CATALOG, ModelOption, client_for, model_option, selected_option, unusable_reason
 from assistant.secrets import key_hint, open_secret, seal_secret
 from organizations.members import Member
-from organizations.models import Organization
+from organizations.models import Organization, OrganizationChange
 from organizations.services import change_record
 
 logger = logging.getLogger("assistant.org_models")
@@ -181,8 +181,8 @@ def model_choose(member: Member, *, option_id: str, actor=None) -> None:
         raise ModelNotAllowed(option_id)
     with transaction.atomic():
         Organization.objects.filter(pk=member.organization_id).update(model_option=option_id)
-        change_record(organization_id=member.organization_id, actor_id=member.user_id, action="model",
-                      detail=option_id or "the deployment's model")
+        change_record(organization_id=member.organization_id, actor_id=member.user_id,
+                      action=OrganizationChange.Kind.MODEL, detail=option_id or "the deployment's model")
 
 
 def provider_key_save(member: Member | None, *, provider: str, plaintext: str, organization_id: int | None = None,
@@ -206,8 +206,8 @@ def provider_key_save(member: Member | None, *, provider: str, plaintext: str, o
             organization_id=organization_id, provider=provider, hint=key_hint(plaintext), created_by_id=actor_id,
             sealed=seal_secret(plaintext, organization_id, provider),
         )
-        change_record(organization_id=organization_id, actor_id=actor_id, action="provider_key_saved",
-                      detail=f"{provider} {key.hint}")
+        change_record(organization_id=organization_id, actor_id=actor_id,
+                      action=OrganizationChange.Kind.PROVIDER_KEY_SAVED, detail=f"{provider} {key.hint}")
     return key
 
 
@@ -217,7 +217,7 @@ def provider_key_remove(member: Member, *, provider: str) -> bool:
         removed, _ = ProviderKey.objects.filter(organization_id=member.organization_id, provider=provider).delete()
         if removed:
             change_record(organization_id=member.organization_id, actor_id=member.user_id,
-                          action="provider_key_removed", detail=provider)
+                          action=OrganizationChange.Kind.PROVIDER_KEY_REMOVED, detail=provider)
     return bool(removed)
 
 

@@ -3,7 +3,7 @@
 A queued turn is ended here and now, at no cost: no worker has claimed it,
 and the row lock makes sure none claims it meanwhile (a claim is a
 conditional update of a queued row). A running turn only gets a flag: its
-worker ends it at the loop's next safe point (assistant/loop.py
+worker ends it at the loop's next safe point (assistant/turn/state.py
 `_stop_if_cancelled`), keeping the text so far and settling what was spent.
 """
 
@@ -14,9 +14,10 @@ from uuid import UUID
 from django.db import transaction
 from django.utils import timezone
 
-from assistant.loop import CANCELLED_NOTICE, RELEASE, Outcome, finish_turn
 from assistant.models import ENDED_STATUSES, Turn
 from assistant.selectors import TurnNotFound, turns_of
+from assistant.turn.outcome import CANCELLED_NOTICE, Outcome
+from assistant.turn.settle import RELEASE, finish_turn
 from organizations.members import Member
 
 logger = logging.getLogger("assistant.turn")

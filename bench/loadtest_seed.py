@@ -15,8 +15,10 @@ django.setup()
 from django.contrib.auth import get_user_model  # noqa: E402
 
 from assistant import chat  # noqa: E402
-from assistant.loop import Outcome, claim_turn, finish_turn  # noqa: E402
+from assistant.loop import claim_turn  # noqa: E402
 from assistant.models import Turn  # noqa: E402
+from assistant.turn.outcome import Outcome  # noqa: E402
+from assistant.turn.settle import finish_turn  # noqa: E402
 from organizations.members import Member  # noqa: E402
 from organizations.models import Membership, Organization  # noqa: E402
 from organizations.tokens import create_token  # noqa: E402

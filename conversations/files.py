@@ -6,6 +6,7 @@ Each takes the verified Member first: another person's file is *not found*
 
 import io
 import logging
+import uuid
 from datetime import datetime, timedelta
 from uuid import UUID
 
@@ -137,6 +138,16 @@ def files_claim(member: Member, file_ids: list[UUID], message: Message) -> list[
         raise FileAlreadyAttached
     Attachment.objects.filter(id__in=found).update(message=message)
     return [found[file_id] for file_id in file_ids]
+
+
+def files_copy(member: Member, *, source: Message, message: Message) -> list[Attachment]:
+    """The person's files of `source` attached to `message` as well, copied (in
+    the caller's transaction): an edited message keeps its files, and the
+    previous version still shows the ones it was sent with."""
+    fields = [field.attname for field in Attachment._meta.concrete_fields if field.name not in ("id", "message")]
+    originals = files_of(member).filter(message=source).order_by("created_at", "id").values(*fields)
+    return Attachment.objects.bulk_create(
+        [Attachment(**original, id=uuid.uuid4(), message=message) for original in originals])
 
 
 def files_model_bytes(member: Member, file_ids: list[UUID]) -> int:

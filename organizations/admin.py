@@ -1,5 +1,7 @@
 from django import forms
 from django.contrib import admin
+from django.contrib.auth import get_user_model
+from django.contrib.auth.admin import UserAdmin
 
 from organizations.access_log import staff_access_record, staff_accesses_record_listed
 from organizations.models import ApiToken, Membership, Organization, OrganizationChange, StaffAccess
@@ -44,7 +46,7 @@ class OrganizationAdmin(admin.ModelAdmin):
         super().save_model(request, obj, form, change)
         if change and "default_member_cap_credits" in form.changed_data:
             cap = obj.default_member_cap_credits
-            change_record(organization_id=obj.pk, actor_id=request.user.pk, action="default_cap",
+            change_record(organization_id=obj.pk, actor_id=request.user.pk, action=OrganizationChange.Kind.DEFAULT_CAP,
                           detail="no cap" if cap is None else f"{cap} credits")
 
 
@@ -91,7 +93,8 @@ class MembershipAdmin(admin.ModelAdmin):
             membership_lift(membership=obj, actor_id=request.user.pk)
         if change and "monthly_cap_credits" in form.changed_data:
             cap = obj.monthly_cap_credits
-            change_record(organization_id=obj.organization_id, actor_id=request.user.pk, action="member_cap",
+            change_record(organization_id=obj.organization_id, actor_id=request.user.pk,
+                          action=OrganizationChange.Kind.MEMBER_CAP,
                           detail=f"{obj.user.username}: {'no cap' if cap is None else f'{cap} credits'}")
 
 
@@ -164,12 +167,16 @@ class RecordsStaffAccess:
     def staff_access_owner(self, obj) -> tuple[int | None, int | None]:
         return obj.user_id, obj.organization_id
 
+    def staff_access_owners(self, objs) -> set[tuple[int | None, int | None]]:
+        """The (person, organization) pairs whose data these objects show."""
+        return {self.staff_access_owner(obj) for obj in objs}
+
     def _record_staff_access(self, request, obj) -> None:
-        person_id, organization_id = self.staff_access_owner(obj)
-        staff_access_record(
-            staff=request.user, kind=self.staff_access_kind, person_id=person_id,
-            organization_id=organization_id, object_id=obj.pk, path=request.get_full_path(),
-        )
+        for person_id, organization_id in sorted(self.staff_access_owners([obj]), key=str):
+            staff_access_record(
+                staff=request.user, kind=self.staff_access_kind, person_id=person_id,
+                organization_id=organization_id, object_id=obj.pk, path=request.get_full_path(),
+            )
 
     def render_change_form(self, request, context, add=False, change=False, form_url="", obj=None):
         # Rendered for a page shown (a GET, or a POST refused and shown again).
@@ -192,7 +199,7 @@ class RecordsStaffAccess:
         changelist = (getattr(response, "context_data", None) or {}).get("cl")
         if response.status_code == 200 and changelist is not None:
             # The page's rows, already read for the page (iterating caches them for the template).
-            owners = {self.staff_access_owner(obj) for obj in changelist.result_list}
+            owners = self.staff_access_owners(changelist.result_list)
             staff_accesses_record_listed(staff=request.user, kind=self.staff_access_kind, owners=owners,
                                          path=request.get_full_path())
         return response
@@ -202,3 +209,26 @@ class RecordsStaffAccess:
         obj = (getattr(response, "context_data", None) or {}).get("object")
         if response.status_code == 200 and obj is not None:
             self._record_staff_access(request, obj)
+
+
+class AccountAdmin(RecordsStaffAccess, UserAdmin):
+    """django.contrib.auth's account pages, leaving a trace: an account's page
+    shows the person's name, e-mail address, last sign-in and groups. An account
+    belongs to no single organization: one row for each organization the person
+    is a member of, so each organization's data page tells the person (an
+    account without memberships: one row without an organization, for the
+    operators' own audit)."""
+
+    staff_access_kind = StaffAccess.Kind.ACCOUNT
+
+    def staff_access_owners(self, objs) -> set[tuple[int | None, int | None]]:
+        user_ids = {user.pk for user in objs}
+        owners = set(Membership.objects.filter(user_id__in=user_ids).values_list("user_id", "organization_id"))
+        without = user_ids - {user_id for user_id, _ in owners}
+        return owners | {(user_id, None) for user_id in without}
+
+
+# django.contrib.auth (installed before this app) registered its own; ours replaces it.
+if admin.site.is_registered(get_user_model()):
+    admin.site.unregister(get_user_model())
+admin.site.register(get_user_model(), AccountAdmin)

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from django.db import transaction
 
 from organizations.members import Member
-from organizations.models import Membership, Organization
+from organizations.models import Membership, Organization, OrganizationChange
 from organizations.services import change_record
 
 INSTRUCTIONS_MAX_CHARS = 4000
@@ -59,6 +59,7 @@ def organization_instructions_set(member: Member, *, text: str) -> str:
     text = _checked(text)
     with transaction.atomic():
         Organization.objects.filter(pk=member.organization_id).update(instructions=text)
-        change_record(organization_id=member.organization_id, actor_id=member.user_id, action="instructions",
+        change_record(organization_id=member.organization_id, actor_id=member.user_id,
+                      action=OrganizationChange.Kind.INSTRUCTIONS,
                       detail=f"{len(text)} characters" if text else "cleared")
     return text

@@ -70,7 +70,19 @@ class Membership(models.Model):
 
 class OrganizationChange(models.Model):
     """One change to an organization's settings (model, keys, caps, members):
-    who, what, when. Append-only; shown to the organization's admins."""
+    who, what, when. Append-only; shown to the organization's admins, in words
+    (web/changes.py says each kind as a sentence)."""
+
+    class Kind(models.TextChoices):
+        # `detail` of each kind, as the services write it (web/changes.py reads it back):
+        MODEL = "model", "The organization's model chosen"  # the option's id, or "the deployment's model"
+        PROVIDER_KEY_SAVED = "provider_key_saved", "A provider key saved"  # "<provider> <hint>"
+        PROVIDER_KEY_REMOVED = "provider_key_removed", "A provider key removed"  # "<provider>"
+        MEMBER_CAP = "member_cap", "A member's monthly cap set"  # "<username>: <n> credits" or "<username>: no cap"
+        DEFAULT_CAP = "default_cap", "The default monthly cap set"  # "<n> credits" or "no cap"
+        MEMBER_SUSPENDED = "member_suspended", "A member suspended"  # "<username>: <reason>"
+        MEMBER_RESTORED = "member_restored", "A member's suspension lifted"  # "<username>"
+        INSTRUCTIONS = "instructions", "The organization's instructions changed"  # "<n> characters" or "cleared"
 
     organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="changes")
     at = models.DateTimeField(db_index=True)
@@ -79,7 +91,7 @@ class OrganizationChange(models.Model):
     )
     # Kept when the actor's account is deleted ("" for an operator's command).
     actor_username = models.CharField(max_length=150, blank=True, default="")
-    action = models.CharField(max_length=40)
+    action = models.CharField(max_length=40, choices=Kind.choices)
     # What changed, never a secret (a key appears by its hint only).
     detail = models.CharField(max_length=300, blank=True, default="")
 
@@ -115,6 +127,7 @@ class StaffAccess(models.Model):
         INBOX_MESSAGE = "inbox_message", "Inbox message"
         SENT_EMAIL = "sent_email", "Sent e-mail"
         FEEDBACK = "feedback", "Feedback on a reply"
+        ACCOUNT = "account", "Account"
 
     at = models.DateTimeField(db_index=True)
     staff = models.ForeignKey(

@@ -58,7 +58,7 @@ def member_cap_set(*, membership: Membership, credits: int | None, actor_id: int
     membership.monthly_cap_credits = credits
     membership.save(update_fields=["monthly_cap_credits"])
     change_record(
-        organization_id=membership.organization_id, actor_id=actor_id, action="member_cap",
+        organization_id=membership.organization_id, actor_id=actor_id, action=OrganizationChange.Kind.MEMBER_CAP,
         detail=f"{membership.user.username}: {'no cap' if credits is None else f'{credits} credits'}",
     )
 
@@ -67,7 +67,7 @@ def member_cap_set(*, membership: Membership, credits: int | None, actor_id: int
 def default_cap_set(*, organization_id: int, credits: int | None, actor_id: int | None) -> None:
     """Set (or lift) the cap of every member without a cap of their own."""
     Organization.objects.filter(pk=organization_id).update(default_member_cap_credits=credits)
-    change_record(organization_id=organization_id, actor_id=actor_id, action="default_cap",
+    change_record(organization_id=organization_id, actor_id=actor_id, action=OrganizationChange.Kind.DEFAULT_CAP,
                   detail="no cap" if credits is None else f"{credits} credits")
 
 
@@ -82,8 +82,8 @@ def membership_suspend(*, membership: Membership, reason: str, actor_id: int | N
     membership.suspended_at = timezone.now()
     membership.suspended_reason = reason[:300]
     membership.save(update_fields=["suspended_at", "suspended_reason"])
-    change_record(organization_id=membership.organization_id, actor_id=actor_id, action="member_suspended",
-                  detail=f"{membership.user.username}: {reason}")
+    change_record(organization_id=membership.organization_id, actor_id=actor_id,
+                  action=OrganizationChange.Kind.MEMBER_SUSPENDED, detail=f"{membership.user.username}: {reason}")
 
 
 @transaction.atomic
@@ -91,8 +91,8 @@ def membership_lift(*, membership: Membership, actor_id: int | None) -> None:
     membership.suspended_at = None
     membership.suspended_reason = ""
     membership.save(update_fields=["suspended_at", "suspended_reason"])
-    change_record(organization_id=membership.organization_id, actor_id=actor_id, action="member_restored",
-                  detail=membership.user.username)
+    change_record(organization_id=membership.organization_id, actor_id=actor_id,
+                  action=OrganizationChange.Kind.MEMBER_RESTORED, detail=membership.user.username)
 
 
 class CannotSuspendSelf(ValueError):

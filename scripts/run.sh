@@ -10,7 +10,8 @@ export DEBUG="${DEBUG:-1}"
 PY=.venv/bin/python
 mkdir -p .run
 
-echo "== Migrating the database (.run/, SQLite)"
+where="SQLite, db.sqlite3"; [ -z "${DATABASE_URL:-}" ] || where=DATABASE_URL  # not the URL: it may hold a password
+echo "== Migrating the database ($where)"
 $PY manage.py migrate --noinput >/dev/null
 $PY manage.py setup_demo
 

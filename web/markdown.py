@@ -8,6 +8,8 @@ Two layers, so that a mistake in one is caught by the other:
 2. nh3 (ammonia) cleans the result against an allow-list: no script, style,
    iframe, img or event-handler attribute can survive; links may only be
    http(s) or mailto, absolute, and get `rel="noopener noreferrer nofollow"`.
+   The only classes it keeps are the code colours' (web/highlight.py) on
+   spans and the maths' (web/markdown_math.py) on spans and divs.
 
 The pages also send a Content-Security-Policy (config/settings.py) as a third layer.
 """
@@ -18,10 +20,13 @@ from html import escape
 import nh3
 from markdown_it import MarkdownIt
 
+from web.highlight import TOKEN_CLASSES, highlight_code
+from web.markdown_math import MATH_CLASSES, math_plugin
+
 ALLOWED_TAGS = frozenset({
     "p", "br", "hr", "strong", "em", "del", "s", "code", "pre", "blockquote",
     "ul", "ol", "li", "h1", "h2", "h3", "h4", "h5", "h6", "a",
-    "table", "thead", "tbody", "tr", "th", "td",
+    "table", "thead", "tbody", "tr", "th", "td", "span", "div",
 })
 # `data-lang` names a code block's language (the page shows it by the Copy button).
 ALLOWED_ATTRIBUTES = {"a": {"href", "title"}, "ol": {"start"}, "pre": {"data-lang"}}
@@ -33,6 +38,8 @@ _CLEANER = nh3.Cleaner(
     tags=set(ALLOWED_TAGS),
     clean_content_tags={"script", "style", "iframe", "object", "embed", "template", "noscript", "svg", "math"},
     attributes={tag: set(names) for tag, names in ALLOWED_ATTRIBUTES.items()},
+    # Each class value is checked on its own: anything else is dropped.
+    allowed_classes={"span": set(TOKEN_CLASSES | MATH_CLASSES), "div": set(MATH_CLASSES)},
     url_schemes=set(URL_SCHEMES),
     # A relative link would point into this application (e.g. at an API URL).
     url_relative="deny",
@@ -52,18 +59,20 @@ def _image_as_link(self, tokens, idx, options, env) -> str:
 
 def _fence_with_language(self, tokens, idx, options, env) -> str:
     """A fenced code block, its language (the info string's first word, if it
-    looks like one) in `data-lang`."""
+    looks like one) in `data-lang`, coloured when Pygments knows the language."""
     token = tokens[idx]
     words = token.info.split()
     language = words[0] if words and _LANGUAGE.fullmatch(words[0]) else ""
     attribute = f' data-lang="{escape(language, quote=True)}"' if language else ""
-    return f"<pre{attribute}><code>{escape(token.content)}</code></pre>\n"
+    code = highlight_code(token.content, language) or escape(token.content)
+    return f"<pre{attribute}><code>{code}</code></pre>\n"
 
 
 def _parser() -> MarkdownIt:
     # linkify: bare URLs become links (nh3 then keeps only http, https and mailto).
     parser = MarkdownIt("commonmark", {"html": False, "breaks": True, "linkify": True}).enable(
         ["table", "strikethrough", "linkify"])
+    parser.use(math_plugin)
     parser.add_render_rule("image", _image_as_link)
     parser.add_render_rule("fence", _fence_with_language)
     # Linkify finds ftp:// and others too: only the schemes nh3 keeps become links at all.

@@ -30,6 +30,7 @@ from assistant.org_models import (
     provider_key_remove,
     provider_key_save,
 )
+from assistant.providers import CATALOG
 from config.downloads import download_response
 from credits.money import credits_from_micros, current_month
 from organizations.instructions import INSTRUCTIONS_MAX_CHARS, InstructionsTooLong, organization_instructions_set
@@ -42,6 +43,7 @@ from organizations.services import (
     member_restore,
     member_suspend,
 )
+from web.changes import change_sentence
 from web.instructions import too_long
 from web.members import member_required
 from web.views import shell_context, with_csp
@@ -101,8 +103,17 @@ def organization_page(member: Member) -> OrganizationPage:
         organization=organization, month=month, options=allowed_options(member.organization_id),
         keys=list(ProviderKey.objects.filter(organization_id=member.organization_id).order_by("provider")),
         members=list(rows.values()),
-        changes=list(OrganizationChange.objects.filter(organization_id=member.organization_id)[:CHANGES_SHOWN]),
+        changes=_said(OrganizationChange.objects.filter(organization_id=member.organization_id)[:CHANGES_SHOWN]),
     )
+
+
+def _said(changes) -> list[OrganizationChange]:
+    """The changes, each with its `sentence` (web/changes.py)."""
+    labels = {option.id: option.label for option in CATALOG}
+    changes = list(changes)
+    for change in changes:
+        change.sentence = change_sentence(change, labels)
+    return changes
 
 
 def admin_only(member: Member) -> None:

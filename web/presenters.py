@@ -298,7 +298,7 @@ def _part(message, *, files: bool = False) -> PartView:
     """`files`: the message's attachments (prefetched), shown on the person's messages."""
     return PartView(
         id=str(message.client_id), html=render_markdown(message.content), status=message.status,
-        # Notices are stored in English; the engine's own ones are in the catalog (assistant.loop).
+        # Notices are stored in English; the engine's own ones are in the catalog (assistant.turn.outcome).
         notice=_(message.notice) if message.notice else "",
         key=str(message.id), rating=_rating(message),
         files=[FileView(str(a.id), a.name, a.media_type, a.size) for a in message.attachments.all()] if files else [],

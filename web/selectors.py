@@ -151,10 +151,11 @@ STAFF_ACCESS_WORDS = {
     "inbox_message": _("a staff member opened a message of your inbox"),
     "sent_email": _("a staff member opened an e-mail you sent"),
     "feedback": _("a staff member read your feedback on a reply"),
+    "account": _("a staff member opened your account"),
 }
 # A row without an object of these kinds: an admin list page showed the person's objects.
 LISTED_WORDS = _("a staff member saw a list that showed some of your data")
-LISTED_KINDS = {"conversation", "turn", "card", "note", "inbox_message", "sent_email", "feedback"}
+LISTED_KINDS = {"conversation", "turn", "card", "note", "inbox_message", "sent_email", "feedback", "account"}
 # The most recent ones on the page; the export lists them all.
 STAFF_ACCESS_SHOWN = 100
 

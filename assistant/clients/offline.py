@@ -2,7 +2,10 @@
 every kind of tool use (read, write, confirm, send) on a fresh machine.
 
 It understands a few plain requests, calls the workspace tools for them, and
-summarises what the tools answered.
+summarises what the tools answered, in the person's language (the one they
+chose, which the system prompt names, else the message's): its words are in
+offline_phrases, its requests in other languages and its follow-ups of a
+short exchange in offline_intents and offline_dialogue.
 """
 
 import json
@@ -27,16 +30,13 @@ from assistant.clients.base import (
     Usage,
     UserText,
 )
+from assistant.clients.offline_dialogue import EVENTS_BLOCK, json_object, respond, told_events
+from assistant.clients.offline_intents import EMAILS, FOLLOW_UPS, REQUESTS, chosen_language, detect_language
+from assistant.clients.offline_phrases import TEXTS, say
 
 WORDS_PER_CHUNK = 4
 
-HELP_TEXT = (
-    "Hello! I am the offline demo model: I run on this machine without any network, "
-    "so I only understand a few plain requests. Try one of these: "
-    '"search my notes for budget", "read my inbox", '
-    '"create a note titled Groceries: milk and eggs", "read the note Groceries", '
-    '"delete the note Groceries", or "email See you at noon to alice@example.com".'
-)
+HELP_TEXT = TEXTS["en"]["help"]
 
 
 @dataclass(frozen=True)
@@ -45,6 +45,7 @@ class Intent:
 
     action: str
     args: dict[str, str]
+    language: str = "en"
 
 
 @dataclass(frozen=True)
@@ -55,12 +56,14 @@ class _Call:
 
 # Searched (not anchored) in the request, case-insensitively, first match wins:
 # the e-mail forms come first, as the body of a mail may hold any of the other phrases.
-_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
+_EMAILS: list[tuple[str, re.Pattern[str]]] = [
     (
         "email",
         re.compile(r"send (?:an )?e-?mail to (?P<to>[^\s@]+@[^\s@]+?) (?:saying|that says) (?P<body>.+)", re.I | re.S),
     ),
     ("email", re.compile(r"\be-?mail (?P<body>.+) to (?P<to>[^\s@]+@[^\s@]+?)$", re.I | re.S)),
+]
+_REQUESTS: list[tuple[str, re.Pattern[str]]] = [
     ("search", re.compile(r"search (?:my |the )?notes (?:for|about) (?P<query>.+)", re.I | re.S)),
     ("inbox", re.compile(r"\b(?:read|check|show)(?: me)? my inbox\b", re.I)),
     (
@@ -75,28 +78,18 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("this_note", re.compile(r"\b(?:summari[sz]e|read|what does) (?:this|the open) note\b", re.I)),
     ("delete", re.compile(r"delete (?:the |my )?note (?:titled |called |named )?(?P<query>.+)", re.I | re.S)),
     ("read", re.compile(r"read (?:the |my )?note (?:titled |called |named )?(?P<query>.+)", re.I | re.S)),
-    # The chat page's examples as the German, French and Italian UI words them (locale/).
-    ("search", re.compile(r"notizen nach (?P<query>.+?) durchsuchen", re.I | re.S)),
-    ("search", re.compile(r"rechercher (?P<query>.+?) dans (?:mes |les )?notes", re.I | re.S)),
-    ("search", re.compile(r"cerca (?P<query>.+?) nelle (?:mie )?note", re.I | re.S)),
-    ("inbox", re.compile(r"posteingang (?:lesen|anzeigen)|boîte de réception|casella di posta", re.I)),
-    ("create", re.compile(
-        r"notiz (?:mit dem titel )?(?P<title>.+?) (?:erstellen|anlegen)(?:\s*:\s*(?P<body>.*))?$", re.I | re.S)),
-    ("create", re.compile(
-        r"(?:créer une|crea una) not[ae] (?:intitulée |intitolata )?(?P<title>.+?)(?:\s*:\s*(?P<body>.*))?$",
-        re.I | re.S)),
-    ("delete", re.compile(r"notiz (?P<query>.+?) löschen", re.I | re.S)),
-    ("delete", re.compile(r"(?:supprimer|elimina) (?:la )?not[ae] (?P<query>.+)", re.I | re.S)),
 ]
-_EVENTS_BLOCK = re.compile(r"<application_events>.*?</application_events>", re.S)
+# Every language's e-mail forms, then its requests, then the follow-ups (short
+# phrases that a note's title given to a request could hold).
+_PATTERNS = (
+    [(action, "en", pattern) for action, pattern in _EMAILS] + EMAILS
+    + [(action, "en", pattern) for action, pattern in _REQUESTS] + REQUESTS + FOLLOW_UPS
+)
 _OPEN_NOTE = re.compile(r"has the note with id (\d+) open")
-NO_OPEN_NOTE = "I don't know which note you mean: open a note in the product, then ask me again."
+NO_OPEN_NOTE = TEXTS["en"]["no_open_note"]
 # Events of cards whose action was done (or may have been): never proposed again.
 _DONE_KINDS = frozenset({"confirmed", "outcome_unknown"})
-ALREADY_DONE = (
-    "You already confirmed this exact action in this conversation and it was carried out, "
-    "so I am not proposing it a second time."
-)
+ALREADY_DONE = TEXTS["en"]["already_done"]
 
 
 class OfflineModelClient:
@@ -115,33 +108,44 @@ class OfflineModelClient:
 def answer(request: ModelRequest) -> tuple[_Call | None, str]:
     """The tool to call (if any) and the text to say, from the last history item."""
     last = request.history[-1] if request.history else None
-    intent = parse_intent(_last_user_text(request.history))
+    said = _last_user_text(request.history)
+    intent = parse_intent(said)
+    language = language_of(request.system, intent, said)
     if isinstance(last, ToolResults):
-        call, text = _continue(intent, _last_calls(request.history), last.results)
+        call, text = _continue(intent, _last_calls(request.history), last.results, language)
     elif intent is None and _last_files(request.history):
-        call, text = None, describe_files(_last_files(request.history))
+        call, text = None, describe_files(_last_files(request.history), language)
     elif intent is None:
-        call, text = None, HELP_TEXT
+        call, text = None, say(language, "help")
     elif intent.action == "this_note":
         note_id = _open_note(request.history)
-        call, text = (_Call("read_note", {"note_id": note_id}), "") if note_id else (None, NO_OPEN_NOTE)
+        call = _Call("read_note", {"note_id": note_id}) if note_id else None
+        text = "" if note_id else say(language, "no_open_note")
+    elif intent.action in ("pick", "mail_status", "showcase"):
+        step, text = respond(intent.action, intent.args, request.history, language)
+        call = _Call(*step) if step else None
     else:
         call, text = _first_call(intent), ""
     offered = {tool.name for tool in request.tools}
     if call is not None and call.name not in offered:
-        return None, f"I would use the tool {call.name}, but it is not available here."
+        return None, say(language, "not_available", tool=call.name)
     if call is not None and (call.name, _canonical(call.input)) in _done_actions(request.history):
-        return None, ALREADY_DONE
+        return None, say(language, "already_done")
     return call, text
 
 
+def language_of(system: str, intent: Intent | None, said: str) -> str:
+    """The person's chosen language; else the language of their request, or of their words; else English."""
+    return chosen_language(system) or (intent.language if intent else detect_language(said)) or "en"
+
+
 def parse_intent(text: str) -> Intent | None:
-    text = _EVENTS_BLOCK.sub("", text).strip()
-    for action, pattern in _PATTERNS:
+    text = EVENTS_BLOCK.sub("", text).strip()
+    for action, language, pattern in _PATTERNS:
         match = pattern.search(text)
         if match:
             args = {k: _clean(v) for k, v in match.groupdict().items() if v is not None}
-            return Intent(action, args)
+            return Intent(action, args, language)
     return None
 
 
@@ -160,60 +164,52 @@ def _first_call(intent: Intent) -> _Call:
 
 
 def _continue(
-    intent: Intent | None, calls: dict[str, str], results: tuple[ToolResult, ...]
+    intent: Intent | None, calls: dict[str, str], results: tuple[ToolResult, ...], language: str
 ) -> tuple[_Call | None, str]:
     """After tool results: the next step of a two-step plan, or a summary."""
     searched = [r for r in results if calls.get(r.tool_use_id) == "search_notes" and not r.is_error]
     if intent is not None and intent.action in ("delete", "read") and searched:
-        notes = _json(searched[0].content).get("notes") or []
+        notes = json_object(searched[0].content).get("notes") or []
         if not notes:
-            return None, f'No note matched "{intent.args["query"]}", so I did nothing.'
+            return None, say(language, "no_match", query=intent.args["query"])
         tool = "delete_note" if intent.action == "delete" else "read_note"
         return _Call(tool, {"note_id": notes[0]["id"]}), ""
-    return None, " ".join(_summary(r) for r in results)
+    return None, " ".join(_summary(r, language) for r in results)
 
 
-def _summary(result: ToolResult) -> str:
-    data = _json(result.content)
+def _summary(result: ToolResult, language: str) -> str:
+    data = json_object(result.content)
     if result.is_error:
-        return f"That did not work: {data.get('error') or result.content}"
+        return say(language, "error", error=data.get("error") or result.content)
     if data.get("status") == "awaiting_confirmation":
-        description = str(data.get("description", "")).rstrip(".")
         # Worded so it stays true once the card is decided: the card itself
         # shows (and announces) the outcome, and this text is never rewritten.
-        return f"I have proposed this on a card: {description}. Nothing is done unless you confirm it there."
+        return say(language, "proposed", description=str(data.get("description", "")).rstrip("."))
     if "notes" in data:
         titles = [f'"{note["title"]}"' for note in data["notes"]]
-        return f"I found {len(titles)} note(s): {', '.join(titles)}." if titles else "No notes matched."
+        return say(language, "found", count=len(titles), titles=", ".join(titles)) if titles else say(
+            language, "no_notes")
     if "messages" in data:
         lines = [f"{m['sender']}: {m['subject']}" for m in data["messages"]]
         if not lines:
-            return "Your inbox is empty."
-        return f"Your inbox has {len(lines)} message(s): {'; '.join(lines)}."
+            return say(language, "inbox_empty")
+        return say(language, "inbox", count=len(lines), lines="; ".join(lines))
     if "body" in data and "title" in data:
-        return f'The note "{data["title"]}" says: {data["body"]}'
+        return say(language, "note_says", title=data["title"], body=data["body"])
     if data.get("deleted"):
-        return f'I deleted the note "{data.get("title", "")}".'
+        return say(language, "deleted", title=data.get("title", ""))
     if "to" in data and "subject" in data:
-        return f'I sent the e-mail "{data["subject"]}" to {data["to"]}.'
+        return say(language, "sent", subject=data["subject"], to=data["to"])
     if "title" in data:
-        return f'I created the note "{data["title"]}".'
-    return "Done."
-
-
-def _json(content: str) -> dict[str, Any]:
-    try:
-        value = json.loads(content)
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}
+        return say(language, "created", title=data["title"])
+    return say(language, "done")
 
 
 def _last_user_text(history: list) -> str:
     """The person's last words: an events block alone (told after the message
     whose reply is regenerated) is not a request."""
     texts = (item.text for item in reversed(history) if isinstance(item, UserText))
-    return next((text for text in texts if _EVENTS_BLOCK.sub("", text).strip()), "")
+    return next((text for text in texts if EVENTS_BLOCK.sub("", text).strip()), "")
 
 
 QUOTED_CHARS = 1000
@@ -222,25 +218,23 @@ QUOTED_CHARS = 1000
 def _last_files(history: list) -> tuple[FilePart, ...]:
     """The files of the person's last message (an events block alone is not one)."""
     texts = (item for item in reversed(history) if isinstance(item, UserText))
-    last = next((item for item in texts if _EVENTS_BLOCK.sub("", item.text).strip()), None)
+    last = next((item for item in texts if EVENTS_BLOCK.sub("", item.text).strip()), None)
     return last.files if last is not None else ()
 
 
-def describe_files(files: tuple[FilePart, ...]) -> str:
+def describe_files(files: tuple[FilePart, ...], language: str = "en") -> str:
     """What the offline model can say of attached files: their names and
     types, and a text file's (or a PDF's extracted) text, quoted."""
-    sentences = [f"You attached {len(files)} file(s)."]
+    sentences = [say(language, "files", count=len(files))]
     for part in files:
         sentences.append(f"{part.name} ({part.media_type}, {len(part.data):,} bytes)")
         quoted = part.text.strip()
         if quoted:
             cut = "…" if len(quoted) > QUOTED_CHARS else ""
             lines = (quoted[:QUOTED_CHARS] + cut).splitlines()
-            sentences[-1] += " says:\n\n" + "\n".join(f"> {line}" for line in lines)
-        elif part.is_image:
-            sentences[-1] += ": an image, which I can't see (I am the offline demo model)."
+            sentences[-1] += say(language, "file_says") + "\n\n" + "\n".join(f"> {line}" for line in lines)
         else:
-            sentences[-1] += ": I found no text in it."
+            sentences[-1] += say(language, "file_image" if part.is_image else "file_no_text")
     return "\n\n".join(sentences)
 
 
@@ -248,25 +242,22 @@ def _open_note(history: list) -> int | None:
     """The note of the latest page context the application told (never the person's own words)."""
     for item in reversed(history):
         if isinstance(item, UserText):
-            for block in reversed(_EVENTS_BLOCK.findall(item.text)):
+            for block in reversed(EVENTS_BLOCK.findall(item.text)):
                 match = _OPEN_NOTE.search(block)
                 if match:
                     return int(match.group(1))
     return None
+
+
 def _done_actions(history: list) -> set[tuple[str, str]]:
     """(tool, input) of the cards the application told were confirmed."""
     done = set()
-    for item in history:
-        if not isinstance(item, UserText):
-            continue
-        for block in _EVENTS_BLOCK.findall(item.text):
-            for line in block.splitlines():
-                event = _json(line)
-                if event.get("kind") in _DONE_KINDS and isinstance(event.get("input"), str):
-                    try:
-                        done.add((str(event.get("tool_name")), _canonical(json.loads(event["input"]))))
-                    except ValueError:
-                        continue
+    for event in told_events(history):
+        if event.get("kind") in _DONE_KINDS and isinstance(event.get("input"), str):
+            try:
+                done.add((str(event.get("tool_name")), _canonical(json.loads(event["input"]))))
+            except ValueError:
+                continue
     return done
 
 

@@ -10,11 +10,12 @@
 import { api, el, fragment, parseFragment } from './api.js';
 import { gettext, interpolate } from './i18n.js';
 import { enhanceMessages } from './content.js';
+import { textWithTex } from './math.js';
 import { mountAttachments, sentFiles } from './attachments.js';
+import { watchAttention } from './attention.js';
 import { MODEL_NOT_ALLOWED, chosenModel, initReplyActions } from './reply-actions.js';
-import {
-  addLiveVersion, chosenVersions, currentVersionOf, initVersions, restoreVersions,
-} from './versions.js';
+import { byData, followTurn, liveBlock } from './turn-follow.js';
+import { chosenVersions, initVersions, restoreVersions } from './versions.js';
 
 const ERRORS = {
   credits_exhausted: gettext('Your organization has used all its credits for this month, so the assistant cannot reply. Credits renew on the 1st (UTC); an administrator can grant more.'),
@@ -25,28 +26,11 @@ const ERRORS = {
 const HINT = gettext('Enter to send · Shift+Enter for a new line');
 const BUSY_HINT = gettext('The assistant is replying… Escape or Stop ends the reply; you can write your next message meanwhile.');
 const STOPPING_HINT = gettext('Stopping the reply…');
-const WAITING = gettext('Waiting for the assistant to start…');
-const SERVICE_DOWN = gettext("The assistant service isn't answering right now; your message is kept and runs when it is back.");
-const SERVICE_RECHECK_MS = 5000;
-const ENDED = ['done', 'failed', 'cancelled'];
 const EDIT_HINT = gettext('Editing your last message: Enter resends it (the old one is kept as a previous version) · Escape cancels');
-const RECONNECTING = gettext('The connection to the server was lost. Reconnecting…');
+const EDIT_FILES_HINT = gettext('Its attached files go with it again');
 const ENDED_ANNOUNCEMENTS = { failed: gettext('The reply failed.'), cancelled: gettext('You stopped the reply.') };
 const TITLE_LENGTH = 60;
 
-const humanize = (name) => {
-  const words = name.replace(/-/g, '_').split('_').join(' ').trim();
-  return words.charAt(0).toUpperCase() + words.slice(1);
-};
-
-const pretty = (value) => {
-  if (typeof value === 'string') {
-    try { return JSON.stringify(JSON.parse(value), null, 2); } catch { return value; }
-  }
-  return JSON.stringify(value ?? null, null, 2);
-};
-
-const byData = (root, name, value) => root.querySelector(`[data-${name}="${CSS.escape(value)}"]`);
 
 export function mountChat(chat, { panel = false } = {}) {
   // Everything the component hangs on the document goes when it is removed.
@@ -84,6 +68,7 @@ export function mountChat(chat, { panel = false } = {}) {
     send.type = busy ? 'button' : 'submit';
     chat.classList.toggle('is-busy', busy);
     hint.textContent = busy ? BUSY_HINT : HINT;
+    attention.replying(busy);
   }
 
   async function stop() {
@@ -107,6 +92,14 @@ export function mountChat(chat, { panel = false } = {}) {
     banner.hidden = false;
   }
   const hideBanner = () => { banner.hidden = true; };
+  // The tab's title (the chat page's: a host page's title is its own) and the notifications.
+  const attention = watchAttention(chat, { signal, focusComposer: () => input.focus(), markTitle: !panel });
+  // What following a turn (turn-follow.js) needs of the component.
+  const live = {
+    chat, messages, signal, keepPinned, announce, showBanner, hideBanner, attention, finish,
+    setTurn: (turnId) => { state.turnId = turnId; },
+    bannerSays: (text) => !banner.hidden && bannerText.textContent === text,
+  };
   const attachments = mountAttachments(chat, {
     signal, announce, showError: (text) => showBanner(text, { error: true }),
   });
@@ -163,11 +156,11 @@ export function mountChat(chat, { panel = false } = {}) {
       el('h2', { class: 'visually-hidden' }, gettext('You said')),
       el('div', { class: 'msg__bubble prose is-plain', 'data-message-id': messageId }, text),
       ...(files.length ? [sentFiles(files)] : [])));
-    liveBlock(turnId);
+    liveBlock(live, turnId);
     toBottom();
     announce(gettext('Message sent. The assistant is replying.'));
     tell('turn_started', turnId);
-    follow(turnId);
+    followTurn(live, turnId);
     refreshSidebar();
   }
 
@@ -189,12 +182,12 @@ export function mountChat(chat, { panel = false } = {}) {
     }
     state.turnId = response.data.turnId;
     await refreshMessages();
-    liveBlock(state.turnId);
+    liveBlock(live, state.turnId);
     send.disabled = false; // now Stop
     toBottom();
     announce(action === 'edit' ? gettext('Message resent. The assistant is replying.') : gettext('The assistant is replying again.'));
     tell('turn_started', state.turnId);
-    follow(state.turnId);
+    followTurn(live, state.turnId);
   }
 
   function startEditing() {
@@ -203,7 +196,9 @@ export function mountChat(chat, { panel = false } = {}) {
     state.editing = true;
     input.value = last.innerText.trim();
     autosize();
-    hint.textContent = EDIT_HINT;
+    // The server copies the message's files to the edited one (chat_edit): say so while editing.
+    const files = last.nextElementSibling?.classList.contains('msg__files');
+    hint.textContent = files ? `${EDIT_HINT} · ${EDIT_FILES_HINT}` : EDIT_HINT;
     input.focus();
   }
 
@@ -247,165 +242,13 @@ export function mountChat(chat, { panel = false } = {}) {
   }
 
   // --- Following a turn --------------------------------------------------
-
-  function liveBlock(turnId) {
-    let block = byData(messages, 'turn-id', turnId);
-    if (!block) {
-      block = el('article', { class: 'msg msg--assistant', 'data-turn-id': turnId, 'aria-label': gettext('Assistant') },
-        el('h2', { class: 'visually-hidden' }, gettext('The assistant replied')),
-        el('div', { class: 'msg__avatar', 'aria-hidden': 'true' }),
-        el('div', { class: 'msg__body', 'data-parts': '' },
-          el('p', { class: 'live-waiting', 'data-waiting': '' }, WAITING)));
-      // A regenerated reply is the newest version of its set; an edited message's reply goes in its version.
-      if (!addLiveVersion(messages, block)) (currentVersionOf(messages) ?? messages).append(block);
-    }
-    block.classList.add('is-live');
-    block.setAttribute('aria-busy', 'true'); // screen readers wait for the whole reply (announced at the end)
-    return block;
-  }
-
-  function part(block, messageId) {
-    let node = byData(block, 'message-id', messageId);
-    if (!node) {
-      node = el('div', { class: 'part', 'data-message-id': messageId, 'data-status': 'streaming' },
-        el('div', { class: 'prose is-streaming', 'data-text': '' }),
-        el('div', { class: 'tools', 'data-tools': '' }));
-      block.querySelector('[data-parts]').append(node);
-    }
-    return node;
-  }
-
-  function toolRow(node, { toolCallId, name, input: toolInput }) {
-    const tools = node.querySelector('[data-tools]');
-    let row = byData(tools, 'tool-call-id', toolCallId);
-    if (row) return row;
-    row = el('details', { class: 'tool', 'data-tool-call-id': toolCallId },
-      el('summary', { class: 'tool__summary' },
-        el('span', { class: 'tool__icon', 'aria-hidden': 'true' }),
-        el('span', { class: 'tool__title' }, humanize(name)),
-        el('code', { class: 'tool__name' }, name),
-        el('span', { class: 'tool__state', 'data-tool-state': '' }, gettext('Running…'))),
-      el('div', { class: 'tool__body' },
-        el('h4', { class: 'tool__label' }, gettext('Input')),
-        el('pre', { class: 'code', 'data-tool-input': '' }, pretty(toolInput)),
-        el('h4', { class: 'tool__label' }, gettext('Result')),
-        el('p', { class: 'muted small', 'data-tool-result': '' }, gettext('Waiting for the result…'))));
-    tools.append(row);
-    return row;
-  }
-
-  function follow(turnId) {
-    state.turnId = turnId;
-    const block = liveBlock(turnId);
-    let attempts = 0;
-    let ended = false;
-    let lastEventId = ''; // a reopened stream resumes after it instead of replaying the turn
-
-    const handlers = {
-      message_started: ({ messageId }) => {
-        // Also sent again when the stream is reopened: start that text afresh.
-        block.querySelector('[data-waiting]')?.remove();
-        const text = part(block, messageId).querySelector('[data-text]');
-        text.textContent = '';
-        text.classList.add('is-streaming');
-      },
-      text: ({ messageId, delta }) => keepPinned(() => {
-        part(block, messageId).querySelector('[data-text]').append(delta);
-      }),
-      tool_call_started: (data) => keepPinned(() => toolRow(part(block, data.messageId), data)),
-      tool_call_finished: (data) => {
-        const row = toolRow(part(block, data.messageId), data);
-        const awaiting = !data.isError && /"status":\s*"awaiting_confirmation"/.test(data.resultPreview);
-        row.classList.toggle('tool--error', data.isError);
-        row.classList.toggle('tool--proposed', awaiting);
-        row.querySelector('[data-tool-state]').textContent = data.isError ? gettext('Error') : awaiting ? gettext('Awaits your confirmation') : gettext('Done');
-        row.querySelector('[data-tool-result]').replaceWith(
-          el('pre', { class: 'code', 'data-tool-result': '' }, pretty(data.resultPreview)));
-      },
-      card_proposed: (card) => insertCard(block, card),
-    };
-
-    // A dropped stream: the browser reconnects by itself (sending Last-Event-ID)
-    // while it can; once it gives up (the server down or answering an error), it
-    // is reopened here with a growing delay for as long as the turn runs. Each
-    // drop also asks the turn's status, so a turn that ended meanwhile ends here
-    // too: the page never stays in "replying…".
-    let source = null;
-    const end = (data) => {
-      if (ended) return;
-      ended = true;
-      source?.close();
-      if (!banner.hidden && bannerText.textContent === RECONNECTING) hideBanner();
-      finish(data);
-    };
-    const endIfEnded = async () => {
-      const response = await api('GET', `/api/turns/${encodeURIComponent(turnId)}`);
-      if (response.ok && ENDED.includes(response.data.status)) end({ status: response.data.status });
-    };
-    handlers.turn_ended = end;
-    // A reply that does not start: the server says whether the service is down
-    // (its workers' heartbeats, assistant/service.py), asked until the reply starts.
-    const checkService = async () => {
-      if (ended || !block.querySelector('[data-waiting]')) return;
-      const response = await api('GET', `/api/turns/${encodeURIComponent(turnId)}`);
-      const waiting = block.querySelector('[data-waiting]');
-      if (ended || !waiting) return;
-      const down = Boolean(response.ok && response.data.serviceDown);
-      if (down && !waiting.hasAttribute('data-service-down')) announce(SERVICE_DOWN);
-      waiting.toggleAttribute('data-service-down', down);
-      waiting.textContent = down ? SERVICE_DOWN : WAITING;
-      window.setTimeout(checkService, SERVICE_RECHECK_MS);
-    };
-    window.setTimeout(checkService, (Number(chat.dataset.serviceDownSeconds) || 15) * 1000);
-    signal.addEventListener('abort', () => { ended = true; source?.close(); });
-    const open = () => {
-      if (ended) return;
-      const resume = lastEventId ? `?lastEventId=${encodeURIComponent(lastEventId)}` : '';
-      source = new EventSource(`/api/turns/${encodeURIComponent(turnId)}/events${resume}`);
-      for (const [name, handle] of Object.entries(handlers)) {
-        source.addEventListener(name, (event) => {
-          if (event.lastEventId) lastEventId = event.lastEventId;
-          handle(JSON.parse(event.data));
-        });
-      }
-      source.onopen = () => {
-        attempts = 0;
-        if (bannerText.textContent === RECONNECTING) hideBanner();
-      };
-      source.onerror = async () => {
-        if (ended) return;
-        const closed = source.readyState === EventSource.CLOSED;
-        if (closed) source.close();
-        await endIfEnded();
-        if (ended) return;
-        attempts += 1;
-        if (attempts >= 2) showBanner(RECONNECTING);
-        if (closed) window.setTimeout(open, Math.min(700 * attempts, 8000));
-      };
-    };
-    open();
-  }
-
-  async function insertCard(block, card) {
-    if (document.getElementById(`card-${card.id}`)) return;
-    let node;
-    try {
-      node = parseFragment(await fragment(`/cards/${encodeURIComponent(card.id)}/`)).firstElementChild;
-    } catch {
-      return; // shown when the turn ends and the conversation is re-read
-    }
-    if (!node || document.getElementById(`card-${card.id}`)) return;
-    keepPinned(() => {
-      const row = card.toolCallId ? byData(block, 'tool-call-id', card.toolCallId) : null;
-      if (row) row.after(node);
-      else block.querySelector('[data-parts] > .part:last-child [data-tools]')?.append(node);
-    });
-  }
+  // (turn-follow.js: the live reply, its stream and its reconnection.)
 
   async function finish(ended) {
     tell('turn_ended', ended.turnId ?? state.turnId);
     await refreshMessages();
     setBusy(false);
+    attention.ended(ended.status);
     refreshSidebar();
     refreshCredits();
     // Focus stays where the person put it (an Enter must not send a draft by surprise).
@@ -415,7 +258,7 @@ export function mountChat(chat, { panel = false } = {}) {
   // The finished reply's first sentence (of 20 characters at least), for the live region.
   function replyAnnouncement() {
     const reply = [...messages.querySelectorAll('.msg--assistant')].pop();
-    const text = [...(reply?.querySelectorAll('[data-text]') ?? [])].map((node) => node.textContent).join(' ')
+    const text = [...(reply?.querySelectorAll('[data-text]') ?? [])].map(textWithTex).join(' ')
       .replace(/\s+/g, ' ').trim();
     if (!text) return gettext('The assistant replied.');
     const sentence = text.match(/^[\s\S]{20,}?[.!?](?=\s|$)/)?.[0] ?? text;
@@ -475,9 +318,11 @@ export function mountChat(chat, { panel = false } = {}) {
     // In a panel, keys act only from inside it (the host page has its own).
     if (panel && !chat.contains(event.target)) return;
     // Escape stops the reply, unless it is closing a dialog or the drawer first.
-    if (event.key === 'Escape' && state.editing && !state.busy) { stopEditing(); return; }
-    if (event.key !== 'Escape' || !state.busy) return;
-    if (document.querySelector('dialog[open]') || document.querySelector('[data-sidebar].is-open')) return;
+    // Shift+Escape is the page's shortcut to the composer (shortcuts.js), not a stop.
+    if (event.key !== 'Escape' || event.shiftKey) return;
+    if (state.editing && !state.busy) { stopEditing(); return; }
+    if (!state.busy) return;
+    if (document.querySelector('dialog[open], [data-sidebar].is-open, [data-account-menu].is-open')) return;
     event.stopPropagation(); // the reply stops; the panel stays open
     stop();
   }, { signal, capture: panel });
@@ -488,20 +333,11 @@ export function mountChat(chat, { panel = false } = {}) {
     }
   });
   input.addEventListener('input', () => { autosize(); saveDraft(); });
-  // `/` (outside a text field) or Ctrl+K / ⌘K: to the composer (the chat page's shortcuts).
-  if (!panel) document.addEventListener('keydown', (event) => {
-    const typing = event.target.closest?.('input, textarea, select, [contenteditable]');
-    const slash = event.key === '/' && !typing && !event.ctrlKey && !event.metaKey && !event.altKey;
-    const ctrlK = (event.ctrlKey || event.metaKey) && event.key.toLowerCase() === 'k';
-    if (!slash && !ctrlK) return;
-    event.preventDefault();
-    input.focus();
-  }, { signal });
   channel?.addEventListener('message', ({ data }) => {
     refreshSidebar();
     if (data.conversationId !== state.conversationId || state.busy) return;
     // This tab shows the conversation another tab just started or ended a turn in.
-    if (data.type === 'turn_started') refreshMessages().then(() => { setBusy(true); follow(data.turnId); });
+    if (data.type === 'turn_started') refreshMessages().then(() => { setBusy(true); followTurn(live, data.turnId); });
     else refreshMessages();
   });
   chat.querySelector('[data-banner-close]').addEventListener('click', () => { hideBanner(); input.focus(); });
@@ -533,7 +369,7 @@ export function mountChat(chat, { panel = false } = {}) {
   // A turn still running when the page was (re)loaded: follow it.
   if (messages.dataset.runningTurn) {
     setBusy(true);
-    follow(messages.dataset.runningTurn);
+    followTurn(live, messages.dataset.runningTurn);
   }
   toBottom();
   return { refreshMessages, refreshSidebar, destroy: () => lifetime.abort() };

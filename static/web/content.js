@@ -1,10 +1,12 @@
 // Readable content, on the server's rendering of the messages: a Copy button on
 // each reply and each code block (with its language), tables in a focusable
-// region that scrolls sideways, long messages collapsed behind "Show more".
+// region that scrolls sideways, maths typeset (math.js), long messages
+// collapsed behind "Show more". Code arrives coloured by the server.
 // Text only goes in with textContent; nothing here parses HTML.
 
 import { el } from './api.js';
 import { gettext, interpolate } from './i18n.js';
+import { renderMath, textWithTex } from './math.js';
 
 const LONG_PX = 480; // taller than this: collapsed (CSS clamps at the same height)
 
@@ -49,6 +51,7 @@ export function enhanceMessages(root) {
   root.querySelectorAll('.prose pre').forEach(enhanceCode);
   root.querySelectorAll('.prose table').forEach(enhanceTable);
   root.querySelectorAll('.msg--assistant').forEach(enhanceReply);
+  renderMath(root); // before measuring what is long
   collapseLongIn(root);
 }
 
@@ -58,7 +61,7 @@ export function collapseLongIn(root) {
 
 function copiedText(button) {
   if (button.dataset.copy === 'code') return button.closest('.codeblock').querySelector('pre').textContent;
-  const texts = [...button.closest('.msg--assistant').querySelectorAll('[data-text]')].map((node) => node.innerText.trim());
+  const texts = [...button.closest('.msg--assistant').querySelectorAll('[data-text]')].map((node) => textWithTex(node).trim());
   return texts.filter(Boolean).join('\n\n');
 }
 

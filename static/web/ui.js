@@ -247,6 +247,27 @@ function initRename() {
   });
 }
 
+// The account's items on a narrow screen: a disclosure (the bar stays one row high).
+function initAccountMenu() {
+  const toggle = document.querySelector('[data-account-toggle]');
+  const menu = document.querySelector('[data-account-menu]');
+  if (!toggle || !menu) return;
+  const isOpen = () => menu.classList.contains('is-open');
+  const show = (open) => { menu.classList.toggle('is-open', open); toggle.setAttribute('aria-expanded', String(open)); };
+  toggle.addEventListener('click', () => {
+    show(!isOpen());
+    if (isOpen()) menu.querySelector('a, button:not([hidden]), select')?.focus();
+  });
+  document.addEventListener('keydown', (event) => {
+    if (event.key !== 'Escape' || !isOpen() || event.shiftKey) return;
+    show(false);
+    toggle.focus();
+  });
+  document.addEventListener('click', (event) => {
+    if (isOpen() && !menu.contains(event.target) && !toggle.contains(event.target)) show(false);
+  });
+}
+
 // Dark theme: the system's choice (prefers-color-scheme) until the person presses
 // the toggle; then theirs, kept in this browser.
 const THEME_KEY = 'assistant:theme';
@@ -271,6 +292,7 @@ function initTheme() {
 
 export function initUi() {
   initTheme();
+  initAccountMenu();
   initSearch();
   initRename();
   initDrawer();

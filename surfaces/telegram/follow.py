@@ -15,10 +15,11 @@ from datetime import timedelta
 from uuid import UUID
 
 from django.conf import settings
-from django.utils import timezone
+from django.utils import timezone, translation
 
 from assistant.models import ActionCard
 from surfaces.telegram import bot
+from surfaces.telegram.language import supported
 from surfaces.telegram.models import StreamedReply
 from surfaces.telegram.replies import TurnView, card_messages, chunk_hash, turn_view
 from surfaces.telegram.services import card_buttons
@@ -31,13 +32,21 @@ TYPING_SECONDS = 4.0
 
 
 def follow_turn(turn_id: UUID, *, slice_seconds: float, sleep: Callable[[float], None] = time.sleep,
-                clock: Callable[[], float] = time.monotonic) -> bool:
+                clock: Callable[[], float] = time.monotonic, language: str = "") -> bool:
     """Follow the turn for at most `slice_seconds`; True when it is not
     delivered yet (the task enqueues itself again, so a single worker process
-    is never held by one chat while the turn waits in the queue)."""
+    is never held by one chat while the turn waits in the queue). Everything
+    sent is rendered in `language`, the update's (handlers.handle_update), and
+    the worker thread's language is restored after."""
     reply = StreamedReply.objects.filter(turn_id=turn_id).first()
     if reply is None:
         return False
+    with translation.override(supported(language) or settings.LANGUAGE_CODE):
+        return _follow(reply, turn_id, slice_seconds, sleep, clock)
+
+
+def _follow(reply: StreamedReply, turn_id: UUID, slice_seconds: float, sleep: Callable[[float], None],
+            clock: Callable[[], float]) -> bool:
     started, typed_at = clock(), None
     while True:
         view = turn_view(turn_id)

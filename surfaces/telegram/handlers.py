@@ -12,7 +12,9 @@ from uuid import UUID
 
 from django.core.exceptions import ImproperlyConfigured
 from django.db import transaction
-from django.utils import timezone
+from django.utils import timezone, translation
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy as _lazy
 from telegram import CallbackQuery, Update
 from telegram import Message as TelegramMessage
 
@@ -24,40 +26,52 @@ from credits.services import CreditsExhausted, MemberCapReached
 from organizations.members import MembershipSuspended
 from surfaces.telegram import linking, services
 from surfaces.telegram.formatting import escape
+from surfaces.telegram.language import chosen_language, language_for
 from surfaces.telegram.models import ReceivedUpdate, StreamedReply
 from surfaces.telegram.replies import card_messages
 
 logger = logging.getLogger("surfaces.telegram")
 
-INSTRUCTIONS = (
+# Rendered in the person's language by handle_update (language.py): lazy here, str() when said.
+INSTRUCTIONS = _lazy(
     "This bot is the assistant of your organization. To use it, link your account: open the Telegram page "
     "of the assistant in your browser, ask for a code, and open the link it gives you (or send "
     "<code>/start CODE</code> here)."
 )
-INVALID_CODE = "This code is not valid (unknown, already used or expired). Ask for a new one on the Telegram page."
-TEXT_ONLY = "I can only read text messages."
-PRIVATE_ONLY = "I only talk in a private chat: your conversations are yours. Write to me directly."
-BUSY = "A reply is still being written in this conversation. Wait for it, then send your message again."
-NO_CREDITS = "Your organization has used its credits for this month, so the assistant can't reply."
-CAP_REACHED = "You have reached your monthly limit in this organization, so the assistant can't reply."
-SUSPENDED = "Your membership in this organization is suspended; ask its administrators. Nothing was done."
-QUEUE_DOWN = "The assistant is not available right now; your message was not sent. Please try again in a moment."
-NO_MODEL = "No model is available right now; your message was not sent."
-HELP = (
+INVALID_CODE = _lazy("This code is not valid (unknown, already used or expired). Ask for a new one on the "
+                     "Telegram page.")
+TEXT_ONLY = _lazy("I can only read text messages.")
+PRIVATE_ONLY = _lazy("I only talk in a private chat: your conversations are yours. Write to me directly.")
+BUSY = _lazy("A reply is still being written in this conversation. Wait for it, then send your message again.")
+NO_CREDITS = _lazy("Your organization has used its credits for this month, so the assistant can't reply.")
+CAP_REACHED = _lazy("You have reached your monthly limit in this organization, so the assistant can't reply.")
+SUSPENDED = _lazy("Your membership in this organization is suspended; ask its administrators. Nothing was done.")
+QUEUE_DOWN = _lazy("The assistant is not available right now; your message was not sent. Please try again in a "
+                   "moment.")
+NO_MODEL = _lazy("No model is available right now; your message was not sent.")
+HELP = _lazy(
     "Send a message to talk to the assistant. Commands: /stop stops the reply being written, /new starts a "
     "new conversation, /credits shows "
     "the month's balance, /org lists or switches your organizations, /unlink removes the link."
 )
 CARD_REFUSALS = {
-    cards.CardStale: "This action changed since it was shown to you; nothing was done. Ask the assistant again.",
-    cards.CardDecided: "This card was already decided; nothing was done.",
-    cards.CardRepeat: "An identical action was already done in this conversation; nothing was done. "
-                      "The card now says so: use Confirm again to do it a second time.",
-    cards.CardExpired: "This card has expired; nothing was done.",
+    cards.CardStale: _lazy("This action changed since it was shown to you; nothing was done. Ask the assistant "
+                           "again."),
+    cards.CardDecided: _lazy("This card was already decided; nothing was done."),
+    cards.CardRepeat: _lazy("An identical action was already done in this conversation; nothing was done. "
+                            "The card now says so: use Confirm again to do it a second time."),
+    cards.CardExpired: _lazy("This card has expired; nothing was done."),
 }
-STOPPING = "Stopping the reply… What it wrote so far stays in the conversation."
-NOTHING_TO_STOP = "No reply is being written in this conversation."
-CARD_NOT_FOUND = "This card is not yours or no longer exists; nothing was done."
+STOPPING = _lazy("Stopping the reply… What it wrote so far stays in the conversation.")
+NOTHING_TO_STOP = _lazy("No reply is being written in this conversation.")
+CARD_NOT_FOUND = _lazy("This card is not yours or no longer exists; nothing was done.")
+NEW_CONVERSATION = _lazy("A new conversation starts with your next message. The previous one stays in your "
+                         "conversations in the browser.")
+NOT_LINKED_ORG = _lazy("You have not linked that organization. Link it from its Telegram page.")
+LINK_FIRST = _lazy("Link your account first; nothing was done.")
+INVALID_BUTTON = _lazy("This button is not valid; nothing was done.")
+DONE = _lazy("Done.")
+CANCELLED = _lazy("Cancelled.")
 
 
 @dataclass
@@ -66,9 +80,11 @@ class Outcome:
 
     calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     follow_turn: UUID | None = None
+    language: str = ""  # the update's (language.py): the follow task renders the reply in it too
 
     def say(self, chat_id: int, html: str, buttons=None) -> "Outcome":
-        self.calls.append(("send_html", {"chat_id": chat_id, "text": html, "buttons": buttons}))
+        # str(): a lazy string is rendered now, in the update's language, and the task queue carries text.
+        self.calls.append(("send_html", {"chat_id": chat_id, "text": str(html), "buttons": buttons}))
         return self
 
 
@@ -80,7 +96,19 @@ def claim_update(update_id: int) -> bool:
 
 
 def handle_update(data: dict) -> Outcome:
+    """The one place an update picks its language: everything it says is
+    rendered inside this override, which is restored when it returns (a
+    worker thread's next update starts from the default again)."""
     update = Update.de_json(data, bot=None)
+    sender = update.effective_user
+    language = language_for(sender.id if sender else None, sender.language_code if sender else None)
+    with translation.override(language):
+        outcome = _dispatch(update)
+    outcome.language = language
+    return outcome
+
+
+def _dispatch(update: Update) -> Outcome:
     if update.callback_query is not None:
         return handle_click(update.callback_query)
     if update.message is not None and update.message.from_user is not None:
@@ -122,10 +150,11 @@ def _start(chat_id: int, account: int, code: str) -> Outcome:
         logger.info("telegram_link_refused", extra={"chat_id": chat_id})
         return Outcome().say(chat_id, INVALID_CODE)
     logger.info("telegram_linked", extra={"link_id": link.id, "organization_id": link.organization_id})
-    return Outcome().say(
-        chat_id, f"Linked to <b>{escape(link.organization.name)}</b> as {escape(link.user.get_username())}. "
-        f"{HELP}",
-    )
+    # The update's language was picked before this account spoke for anyone: from now on, their web choice.
+    with translation.override(chosen_language(account) or translation.get_language()):
+        linked = _("Linked to <b>%(organization)s</b> as %(username)s.") % {
+            "organization": escape(link.organization.name), "username": escape(link.user.get_username())}
+        return Outcome().say(chat_id, f"{linked} {HELP}")
 
 
 def _turn(chat_id: int, link, member, text: str) -> Outcome:
@@ -148,8 +177,7 @@ def _turn(chat_id: int, link, member, text: str) -> Outcome:
 
 def _new(chat_id, account, argument, link, member) -> Outcome:
     services.conversation_restart(link)
-    return Outcome().say(chat_id, "A new conversation starts with your next message. The previous one stays "
-                         "in your conversations in the browser.")
+    return Outcome().say(chat_id, NEW_CONVERSATION)
 
 
 def _stop(chat_id, account, argument, link, member) -> Outcome:
@@ -161,10 +189,12 @@ def _stop(chat_id, account, argument, link, member) -> Outcome:
 
 def _credits(chat_id, account, argument, link, member) -> Outcome:
     summary = credits_summary(member)
-    return Outcome().say(
-        chat_id, f"{escape(link.organization.name)}, {summary.month}: <b>{summary.remaining_credits}</b> of "
-        f"{summary.granted_credits} credits left ({summary.used_credits} used, {summary.reserved_credits} reserved).",
-    )
+    return Outcome().say(chat_id, _(
+        "%(organization)s, %(month)s: <b>%(remaining)s</b> of %(granted)s credits left (%(used)s used, "
+        "%(reserved)s reserved).") % {
+        "organization": escape(link.organization.name), "month": summary.month,
+        "remaining": summary.remaining_credits, "granted": summary.granted_credits,
+        "used": summary.used_credits, "reserved": summary.reserved_credits})
 
 
 def _org(chat_id, account, argument, link, member) -> Outcome:
@@ -172,22 +202,26 @@ def _org(chat_id, account, argument, link, member) -> Outcome:
         try:
             chosen = linking.link_switch(account, argument)
         except linking.NotLinked:
-            return Outcome().say(chat_id, "You have not linked that organization. Link it from its Telegram page.")
-        return Outcome().say(chat_id, f"Now speaking for <b>{escape(chosen.organization.name)}</b>.")
+            return Outcome().say(chat_id, NOT_LINKED_ORG)
+        return Outcome().say(chat_id, _now_speaking_for(chosen))
     lines = [
         f"{'▶️' if other.active else '•'} {escape(other.organization.name)} — <code>/org "
         f"{escape(other.organization.slug)}</code>"
         for other in linking.links_of_account(account)
     ]
-    return Outcome().say(chat_id, "Your linked organizations:\n" + "\n".join(lines))
+    return Outcome().say(chat_id, _("Your linked organizations:") + "\n" + "\n".join(lines))
 
 
 def _unlink(chat_id, account, argument, link, member) -> Outcome:
     removed, now_active = linking.link_remove_for_account(account)
     logger.info("telegram_unlinked", extra={"organization_id": removed.organization_id})
-    then = f" Now speaking for <b>{escape(now_active.organization.name)}</b>." if now_active else ""
-    return Outcome().say(chat_id, f"Unlinked from {escape(link.organization.name)}. Your conversations stay in "
-                         f"the browser.{then}")
+    unlinked = _("Unlinked from %(organization)s. Your conversations stay in the browser.") % {
+        "organization": escape(link.organization.name)}
+    return Outcome().say(chat_id, f"{unlinked} {_now_speaking_for(now_active)}" if now_active else unlinked)
+
+
+def _now_speaking_for(link) -> str:
+    return _("Now speaking for <b>%(organization)s</b>.") % {"organization": escape(link.organization.name)}
 
 
 def _help(chat_id, *_) -> Outcome:
@@ -206,27 +240,27 @@ def handle_click(query: CallbackQuery) -> Outcome:
     try:
         _link, member = linking.active_member(query.from_user.id)
     except linking.NotLinked:
-        answer[1]["text"] = "Link your account first; nothing was done."
+        answer[1]["text"] = str(LINK_FIRST)
         return outcome
     except MembershipSuspended:
-        answer[1]["text"] = SUSPENDED
+        answer[1]["text"] = str(SUSPENDED)
         return outcome
     if click is None:
-        answer[1]["text"] = "This button is not valid; nothing was done."
+        answer[1]["text"] = str(INVALID_BUTTON)
         return outcome
     try:
         card = services.card_click(member, click)
     except cards.CardNotFound:
-        answer[1]["text"] = CARD_NOT_FOUND
+        answer[1]["text"] = str(CARD_NOT_FOUND)
         logger.info("telegram_card_refused", extra={"card_id": str(click.card_id), "refusal": "not_found"})
         return outcome
     except cards.CardRefused as refusal:
-        answer[1]["text"] = CARD_REFUSALS[type(refusal)]
+        answer[1]["text"] = str(CARD_REFUSALS[type(refusal)])
         logger.info("telegram_card_refused",
                     extra={"card_id": str(click.card_id), "refusal": type(refusal).__name__})
         card = refusal.card
     else:
-        answer[1]["text"] = "Done." if click.confirm else "Cancelled."
+        answer[1]["text"] = str(DONE if click.confirm else CANCELLED)
     if query.message is not None:
         keep = services.card_buttons(card) if card.status == cards.Status.PENDING else None
         # The clicked message is the card's last (the one with the buttons).

@@ -8,6 +8,9 @@ import hashlib
 from dataclasses import dataclass
 from uuid import UUID
 
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
+
 from assistant.card_presentation import present
 from assistant.models import ENDED_STATUSES, ActionCard, Turn
 from conversations.models import Message, ToolCall
@@ -16,13 +19,14 @@ from surfaces.telegram.formatting import MESSAGE_LIMIT, escape, markdown_to_tele
 # Every end, a Stop's too: a cancelled turn left out was followed again and again, its notice never sent.
 ENDED = ENDED_STATUSES
 
+NO_REPLY = gettext_noop("(No reply.)")
+# Translated when a card's messages are rendered (in the follow task's or the click's language).
 CARD_OUTCOMES = {
-    ActionCard.Status.PENDING: "",
-    ActionCard.Status.CONFIRMED: "✅ Confirmed.",
-    ActionCard.Status.CANCELLED: "✖️ Cancelled: nothing was done.",
-    ActionCard.Status.EXPIRED: "⌛ Expired: nothing was done.",
-    ActionCard.Status.FAILED: "⚠️ Not done.",
-    ActionCard.Status.OUTCOME_UNKNOWN: "⚠️ Interrupted: it may or may not have been done.",
+    ActionCard.Status.CONFIRMED: ("✅", gettext_noop("Confirmed.")),
+    ActionCard.Status.CANCELLED: ("✖️", gettext_noop("Cancelled: nothing was done.")),
+    ActionCard.Status.EXPIRED: ("⌛", gettext_noop("Expired: nothing was done.")),
+    ActionCard.Status.FAILED: ("⚠️", gettext_noop("Not done.")),
+    ActionCard.Status.OUTCOME_UNKNOWN: ("⚠️", gettext_noop("Interrupted: it may or may not have been done.")),
 }
 # Kept free in a card's last message for its outcome (an error is at most
 # assistant.cards.MAX_ERROR_CHARS), so deciding the card edits that message
@@ -53,9 +57,9 @@ def turn_view(turn_id: UUID) -> TurnView:
             parts.append(markdown_to_telegram(message.content))
         parts.extend(f"<i>⚙️ {escape(name)}</i>" for name in calls.get(message.id, []))
         if message.notice and ended:
-            parts.append(f"<i>{escape(message.notice)}</i>")
+            parts.append(f"<i>{escape(_(message.notice))}</i>")  # stored in English, as the browser shows it
     if ended and not parts:
-        parts.append("<i>(No reply.)</i>")
+        parts.append(f"<i>{escape(_(NO_REPLY))}</i>")
     cards = list(ActionCard.objects.filter(turn_id=turn_id).order_by("created_at", "id"))
     return TurnView(split_message("\n\n".join(parts)), ended, cards)
 
@@ -72,9 +76,10 @@ def card_messages(card: ActionCard) -> list[str]:
     lines = [f"⚠️ <b>{escape(notice.text)}</b>" for notice in shown.notices]
     lines += [f"<b>{escape(shown.title)}</b>", escape(shown.description)]
     chunks = split_message("\n\n".join(lines), limit=MESSAGE_LIMIT - OUTCOME_ROOM)
-    outcome = CARD_OUTCOMES.get(card.status, "")
-    if card.status == ActionCard.Status.FAILED and card.error:
-        outcome = f"{outcome} {card.error}"
-    if outcome:
+    if card.status in CARD_OUTCOMES:
+        mark, text = CARD_OUTCOMES[card.status]
+        outcome = f"{mark} {_(text)}"
+        if card.status == ActionCard.Status.FAILED and card.error:
+            outcome = f"{outcome} {card.error}"
         chunks[-1] += f"\n\n<i>{escape(outcome)}</i>"
     return chunks

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from uuid import UUID
 
 from django.db import transaction
+from django.utils.translation import gettext as _
 
 from assistant import cards
 from assistant.card_presentation import present
@@ -80,10 +81,12 @@ def conversation_restart(link: TelegramLink) -> None:
 
 
 def card_buttons(card: ActionCard) -> list[tuple[str, str]]:
-    """Confirm / Cancel; "Confirm again" on a card that says it repeats an action already done."""
-    again = present(card).acknowledgement_required
-    return [("Confirm again" if again else "Confirm", callback_data(card, confirm=True, again=again)),
-            ("Cancel", callback_data(card, confirm=False))]
+    """Confirm / Cancel in the active language; "Confirm again" on a card that
+    says it repeats an action already done (card_presentation's label, as the browser's)."""
+    shown = present(card)
+    again = shown.acknowledgement_required
+    return [(shown.confirm_label, callback_data(card, confirm=True, again=again)),
+            (_("Cancel"), callback_data(card, confirm=False))]
 
 
 def callback_data(card: ActionCard, *, confirm: bool, again: bool = False) -> str:

@@ -47,7 +47,7 @@ def handle_update_task(update: dict) -> None:
     for name, kwargs in outcome.calls:
         bot_call_task.delay(name, kwargs)
     if outcome.follow_turn is not None:
-        follow_turn_task.delay(str(outcome.follow_turn))
+        follow_turn_task.delay(str(outcome.follow_turn), outcome.language)
 
 
 @shared_task(bind=True, name="telegram.bot_call", acks_late=True, ignore_result=True, max_retries=MAX_RETRIES,
@@ -66,9 +66,10 @@ def bot_call_task(self, name: str, kwargs: dict) -> None:
 
 @shared_task(bind=True, name="telegram.follow_turn", acks_late=True, ignore_result=True, max_retries=MAX_RETRIES,
              soft_time_limit=FOLLOW_SLICE_SECONDS + 60, time_limit=FOLLOW_SLICE_SECONDS + 90)
-def follow_turn_task(self, turn_id: str) -> None:
+def follow_turn_task(self, turn_id: str, language: str = "") -> None:
+    """`language`: the update's (a task queued before it was passed follows in the default)."""
     try:
-        more = follow.follow_turn(UUID(turn_id), slice_seconds=FOLLOW_SLICE_SECONDS)
+        more = follow.follow_turn(UUID(turn_id), slice_seconds=FOLLOW_SLICE_SECONDS, language=language)
     except (BadRequest, Forbidden) as error:
         # The chat refuses this reply (the bot was blocked, the message is gone):
         # stop following it; the reply stays in the conversation.
@@ -80,7 +81,7 @@ def follow_turn_task(self, turn_id: str) -> None:
                                                     "retries": self.request.retries})
         raise self.retry(countdown=retry_delay(error, self.request.retries), exc=error) from None
     if more:
-        follow_turn_task.delay(turn_id)
+        follow_turn_task.delay(turn_id, language)
 
 
 @shared_task(name="telegram.purge_received_updates", ignore_result=True)

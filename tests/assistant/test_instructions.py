@@ -116,3 +116,16 @@ def test_the_export_holds_the_instructions(owner, admin):
     export = json.loads(b"".join(owner.client.get("/api/me/export").streaming_content))
     assert export["person"]["instructions"] == "Be brief."
     assert export["organization"]["instructions"] == "Acme's rules."
+
+
+def test_a_turn_names_the_language_the_person_chose_and_only_theirs(owner, colleague):
+    from organizations.services import preferred_language_set
+
+    preferred_language_set(user_id=colleague.user.id, language="fr")
+    client = ScriptedClient(say("Hi."))
+    play(owner, client)
+    assert client.requests[0].system == SYSTEM_PROMPT  # no choice made: nothing added
+    preferred_language_set(user_id=owner.user.id, language="de")
+    client = ScriptedClient(say("Hallo."))
+    play(owner, client)
+    assert client.requests[0].system == SYSTEM_PROMPT + "\nThe person's language (their choice in the product): de."

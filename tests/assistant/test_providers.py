@@ -345,7 +345,7 @@ def test_client_for_refuses_an_unusable_option():
 
 
 def test_a_deployments_client_is_kept_per_process_until_what_shapes_it_changes(settings, monkeypatch):
-    from assistant.loop import deployment_client
+    from assistant.turn.process_cache import deployment_client
 
     settings.ANTHROPIC_API_KEY, settings.ASSISTANT_ALLOW_US_PROCESSING = "key-one", True
     monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")

@@ -7,11 +7,12 @@ import uuid
 import pytest
 from django.db import connection
 
-from assistant import loop
 from assistant.clients.base import Stop, TextDelta, Usage
-from assistant.loop import CANCELLED_NOTICE, run_turn
+from assistant.loop import run_turn
 from assistant.models import Turn
 from assistant.providers import model_option
+from assistant.tools import framework
+from assistant.turn.outcome import CANCELLED_NOTICE
 from assistant.turns import turn_cancel
 from conversations.models import Message, Thread, ToolCall
 from credits.models import CreditAccount, LedgerEntry
@@ -171,14 +172,14 @@ def test_a_stopped_call_is_never_charged_more_output_than_it_could_produce(owner
 
 def test_a_stop_during_a_tool_call_lets_it_finish_and_starts_no_other(owner, acme, notes, monkeypatch):
     turn = submit(owner)
-    real_execute = loop.framework.execute
+    real_execute = framework.execute
 
     def execute_then_stop(tool, member, parsed, **kwargs):
         result = real_execute(tool, member, parsed, **kwargs)
         turn_cancel(owner.member, turn_id=turn.id)  # pressed while the tool ran
         return result
 
-    monkeypatch.setattr(loop.framework, "execute", execute_then_stop)
+    monkeypatch.setattr(framework, "execute", execute_then_stop)
     client = ScriptedClient(call(("search_notes", {"query": "Zurich"}), ("search_notes", {"query": "budget"}),
                                  usage=Usage(1000, 200)))
     run_turn(turn.id, client=client, clock=Clock())

@@ -6,9 +6,9 @@ import uuid
 import pytest
 
 from assistant.clients.base import Usage
-from assistant.loop import CEILING_NOTICE, NOTICES
 from assistant.models import Turn
 from assistant.providers import model_option
+from assistant.turn.outcome import CEILING_NOTICE, NOTICES
 from conversations.models import Message
 from credits.models import CreditAccount, LedgerEntry
 from credits.money import micros_from_credits, request_micros

@@ -102,7 +102,7 @@ class TelegramDoor(Door):
 
     def stop(self, person, turn):
         outcome = handlers.handle_update(message_update(self.telegram_ids[person.user.id], "/stop"))
-        return handlers.STOPPING in str(outcome.calls)
+        return str(handlers.STOPPING) in str(outcome.calls)
 
     def shown(self, person, card):
         reply = Message.objects.filter(turn_id=card.turn_id, role="assistant").order_by("seq").last().content

@@ -7,8 +7,8 @@ import pytest
 from django.core import mail
 
 from assistant.card_presentation import TRIFECTA_WARNING, tool_title
-from assistant.loop import CANCELLED_NOTICE
 from assistant.models import ActionCard, Turn
+from assistant.turn.outcome import CANCELLED_NOTICE
 from conversations.models import Message
 from tests.conformance.doors import LONG_BODY, READS, ApiDoor, BrowserDoor, send
 from tests.fakes.scripted import say

@@ -15,8 +15,9 @@ from django.conf import settings
 from django.utils import timezone
 
 from assistant.chat import chat_submit
-from assistant.loop import append_message, claim_turn
+from assistant.loop import claim_turn
 from assistant.models import Turn
+from assistant.turn.settle import append_message
 from config.celery import app as celery_app
 from conversations.models import Message
 from tests.workers import stop_process_group, wait_until

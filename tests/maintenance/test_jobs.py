@@ -8,8 +8,9 @@ import pytest
 from django.utils import timezone
 
 from assistant import maintenance
-from assistant.loop import NOTICES, claim_turn, run_turn
+from assistant.loop import claim_turn, run_turn
 from assistant.models import ActionCard, Turn
+from assistant.turn.outcome import NOTICES
 from config.celery import app as celery_app
 from conversations.models import Message, Thread, ToolCall
 from credits.models import CreditAccount, LedgerEntry

@@ -11,8 +11,9 @@ from rest_framework.test import APIClient
 
 from assistant.chat import chat_submit
 from assistant.clients.base import Usage
-from assistant.loop import CAP_NOTICE, run_turn
+from assistant.loop import run_turn
 from assistant.models import Turn
+from assistant.turn.outcome import CAP_NOTICE
 from conversations.models import Message, Thread
 from credits.models import CreditAccount, LedgerEntry
 from credits.money import micros_from_credits

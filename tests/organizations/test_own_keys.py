@@ -11,9 +11,10 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from assistant.chat import chat_submit
-from assistant.loop import OWN_KEY_REFUSED_NOTICE, run_turn
+from assistant.loop import run_turn
 from assistant.models import ProviderKey, Turn
 from assistant.org_models import DEPLOYMENT, KeyRefused, NotOrganizationAdmin, provider_key_remove, provider_key_save
+from assistant.turn.outcome import OWN_KEY_REFUSED_NOTICE
 from conversations.models import Message
 from credits.models import LedgerEntry
 from organizations.models import OrganizationChange

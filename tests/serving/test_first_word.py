@@ -6,9 +6,9 @@ import pytest
 from asgiref.sync import async_to_sync, sync_to_async
 
 from assistant import live
-from assistant.loop import FIRST_TEXT_SECONDS, FLUSH_SECONDS, StreamedText
 from assistant.models import Turn
 from assistant.progress import Cursor
+from assistant.turn.stream import FIRST_TEXT_SECONDS, FLUSH_SECONDS, StreamedText
 from tests.assistant.test_chat_api import post_chat
 
 

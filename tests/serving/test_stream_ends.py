@@ -21,8 +21,9 @@ import subprocess
 import pytest
 from django.db import connection
 
-from assistant.loop import Outcome, finish_turn
 from assistant.models import Turn
+from assistant.turn.outcome import Outcome
+from assistant.turn.settle import finish_turn
 from tests import workers
 from tests.maintenance.conftest import free_port, running_turn
 from tests.serving.test_production_stack import ON_POSTGRES, _answers

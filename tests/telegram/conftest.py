@@ -41,15 +41,17 @@ def worker_env(bot_api, **extra) -> dict[str, str]:
             "TELEGRAM_WEBHOOK_SECRET": SECRET, "TELEGRAM_API_BASE_URL": bot_api.base_url, **extra}
 
 
-def user_json(telegram_id: int) -> dict:
-    return {"id": telegram_id, "is_bot": False, "first_name": f"User{telegram_id}", "language_code": "en"}
+def user_json(telegram_id: int, language_code: str | None = "en") -> dict:
+    user = {"id": telegram_id, "is_bot": False, "first_name": f"User{telegram_id}"}
+    return user if language_code is None else {**user, "language_code": language_code}  # Telegram may leave it out
 
 
-def message_update(telegram_id: int, text: str, *, update_id: int | None = None, group_id: int | None = None) -> dict:
+def message_update(telegram_id: int, text: str, *, update_id: int | None = None, group_id: int | None = None,
+                   language_code: str | None = "en") -> dict:
     chat = ({"id": group_id, "type": "group", "title": "Team"} if group_id
             else {"id": telegram_id, "type": "private", "first_name": f"User{telegram_id}"})
     message = {
-        "message_id": next(_message_ids), "from": user_json(telegram_id), "chat": chat,
+        "message_id": next(_message_ids), "from": user_json(telegram_id, language_code), "chat": chat,
         "date": int(time.time()), "text": text,
     }
     if text.startswith("/"):
@@ -57,10 +59,11 @@ def message_update(telegram_id: int, text: str, *, update_id: int | None = None,
     return {"update_id": update_id if update_id is not None else next(_update_ids), "message": message}
 
 
-def click_update(telegram_id: int, data: str, *, message_id: int, chat_id: int | None = None) -> dict:
+def click_update(telegram_id: int, data: str, *, message_id: int, chat_id: int | None = None,
+                 language_code: str | None = "en") -> dict:
     chat = chat_id or telegram_id
     return {"update_id": next(_update_ids), "callback_query": {
-        "id": f"cbq-{next(_message_ids)}", "from": user_json(telegram_id), "chat_instance": "-4242",
+        "id": f"cbq-{next(_message_ids)}", "from": user_json(telegram_id, language_code), "chat_instance": "-4242",
         "data": data, "message": {
             "message_id": message_id, "date": int(time.time()), "text": "card",
             "chat": {"id": chat, "type": "private"}, "from": {"id": 123456, "is_bot": True, "first_name": "A"},

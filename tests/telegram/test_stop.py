@@ -4,8 +4,8 @@ and no longer followed, whichever door stopped it."""
 
 import pytest
 
-from assistant.loop import CANCELLED_NOTICE
 from assistant.models import Turn
+from assistant.turn.outcome import CANCELLED_NOTICE
 from assistant.turns import turn_cancel
 from surfaces.telegram import handlers
 from surfaces.telegram.follow import follow_turn

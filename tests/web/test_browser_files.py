@@ -51,12 +51,18 @@ def queued_turn(deadline: float = 15.0) -> Turn:
     raise AssertionError("no turn was queued")
 
 
-def test_a_file_attached_and_dropped_is_shown_and_reaches_the_model(quiet_browser, owner, tmp_path):
-    page = quiet_browser.page(owner)
+def with_notes_attached(browser, person, folder):
+    """The chat page with budget-notes.md attached with the paperclip."""
+    page = browser.page(person)
     page.goto("/")
-    notes = tmp_path / "budget-notes.md"
+    notes = folder / "budget-notes.md"
     notes.write_text(NOTES)
     page.locator("[data-file-input]").set_input_files(str(notes))
+    return page
+
+
+def test_a_file_attached_and_dropped_is_shown_and_reaches_the_model(quiet_browser, owner, tmp_path):
+    page = with_notes_attached(quiet_browser, owner, tmp_path)
     page.evaluate(DROP_IMAGE, ["whiteboard.png", base64.b64encode(png(40, 30)).decode()])
     chips = page.get_by_role("list", name="Files to send")
     chips.get_by_text("whiteboard.png").wait_for()
@@ -96,3 +102,30 @@ def test_an_html_file_named_png_is_refused_with_the_reason(quiet_browser, owner,
     assert "Only text" in alert.inner_text()
     assert page.get_by_role("list", name="Files to send").is_hidden()
     assert_accessible(page, "a refused file")
+
+
+def test_an_edited_message_keeps_its_files(quiet_browser, owner, tmp_path):
+    page = with_notes_attached(quiet_browser, owner, tmp_path)
+    page.get_by_role("list", name="Files to send").get_by_text("budget-notes.md").wait_for()
+    composer = page.get_by_label("Message to the assistant")
+    composer.fill("What does this say?")
+    composer.press("Enter")
+    run_turn(queued_turn().id, client=ScriptedClient(say("It keeps the budget under 10k.")))
+    page.get_by_text("It keeps the budget under 10k.").wait_for()
+    page.wait_for_function("() => !document.querySelector('.msg--assistant.is-live')")
+
+    page.get_by_role("button", name="Edit your message", exact=True).click()
+    assert "Its attached files go with it again" in page.locator("[data-composer-hint]").inner_text()
+    assert page.get_by_role("list", name="Files to send").is_hidden()  # kept by the server, not re-sent
+    composer.fill("And the rent?")
+    composer.press("Enter")
+    client = ScriptedClient(say("The rent is 1200 a month."))
+    run_turn(queued_turn().id, client=client)
+
+    [message] = client.requests[0].history
+    assert message.text == "And the rent?" and [f.text for f in message.files] == [NOTES]
+    page.get_by_text("The rent is 1200 a month.").wait_for()
+    current = page.locator(".msg--user:not(.msg--previous)")
+    assert "And the rent?" in current.inner_text()
+    assert "budget-notes.md" in current.get_by_role("list", name="Attached files").inner_text()
+    assert_accessible(page, "an edited message with its files")

@@ -29,7 +29,7 @@ def test_the_composer_has_focus_on_load_and_by_shortcut(browser, owner):
     assert page.evaluate(FOCUSED) == "composer-input"
     assert page.get_by_label("Message to the assistant").input_value() == ""  # the `/` was not typed
     page.locator("[data-new-conversation]").focus()
-    page.keyboard.press("Control+k")
+    page.keyboard.press("Shift+Escape")  # Ctrl+K is the search's (test_browser_attention.py)
     assert page.evaluate(FOCUSED) == "composer-input"
     page.keyboard.type("a/b")  # in the composer, `/` is just a character
     assert page.get_by_label("Message to the assistant").input_value() == "a/b"

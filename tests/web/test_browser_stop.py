@@ -10,8 +10,8 @@ import pytest
 from django.conf import settings
 
 from assistant.clients.offline import HELP_TEXT
-from assistant.loop import CANCELLED_NOTICE
 from assistant.models import Turn
+from assistant.turn.outcome import CANCELLED_NOTICE
 from conversations.models import Message
 from credits.models import CreditAccount
 from tests.web.accessibility import assert_accessible

@@ -72,6 +72,7 @@ def test_a_person_creates_copies_and_revokes_a_token_at_375_px(browser, owner):
     page = browser.page(owner, width=375, height=812)
     page.add_init_script(RECORD_VIOLATIONS)
     page.goto("/")
+    page.get_by_role("button", name="Account menu").click()  # the account's items, on a phone
     page.get_by_role("link", name="API tokens").click()
     page.get_by_label("Name (what uses it)").fill("Backup script")
     page.get_by_label("Expires in").select_option("30")

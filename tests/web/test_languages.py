@@ -11,7 +11,7 @@ from django.conf import settings
 from django.test import Client
 from django.utils import translation
 
-from assistant.loop import CANCELLED_NOTICE
+from assistant.turn.outcome import CANCELLED_NOTICE
 from conversations.models import Message
 from organizations.models import PersonPreferences
 from tests.streamed import streamed_json

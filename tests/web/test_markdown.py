@@ -5,7 +5,9 @@ from html.parser import HTMLParser
 
 import pytest
 
+from web.highlight import TOKEN_CLASSES
 from web.markdown import render_markdown, sanitize
+from web.markdown_math import MATH_CLASSES
 
 NASTY = [
     "<script>alert(1)</script>",
@@ -27,6 +29,12 @@ NASTY = [
     "```html\n<script>alert(1)</script>\n```",
     "`<img src=x onerror=alert(1)>`",
     '[x](https://ok.example "a\\" onmouseover=\\"alert(1)")',
+    # Coloured code and maths (issue 25): their spans carry text only.
+    "```python\n<script>alert(1)</script>\n```",
+    "```js\n</code></pre><img src=x onerror=alert(1)>\n```",
+    "$</span><img src=x onerror=alert(1)>$",
+    "\\(<script>alert(1)</script>\\)",
+    "$$\n</div><iframe src=https://evil.example></iframe>\n$$",
 ]
 
 ALLOWED_SCHEMES = ("http:", "https:", "mailto:")
@@ -43,11 +51,14 @@ class ActiveMarkup(HTMLParser):
 
     def handle_starttag(self, tag, attrs):
         if tag not in {"p", "br", "hr", "strong", "em", "del", "s", "code", "pre", "blockquote", "ul", "ol", "li",
-                       "h1", "h2", "h3", "h4", "h5", "h6", "a", "table", "thead", "tbody", "tr", "th", "td"}:
+                       "h1", "h2", "h3", "h4", "h5", "h6", "a", "table", "thead", "tbody", "tr", "th", "td",
+                       "span", "div"}:
             self.problems.append(f"<{tag}>")
         for name, value in attrs:
             if name.startswith("on") or name in {"src", "srcset", "style", "srcdoc", "formaction", "action"}:
                 self.problems.append(f"{tag}[{name}]")
+            if name == "class" and not set((value or "").split()) <= TOKEN_CLASSES | MATH_CLASSES:
+                self.problems.append(f"class={value!r}")
             if name == "href" and not (value or "").strip().lower().startswith(ALLOWED_SCHEMES):
                 self.problems.append(f"href={value!r}")
 

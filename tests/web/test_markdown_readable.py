@@ -20,7 +20,9 @@ def test_other_schemes_stay_text(text):
 
 
 def test_a_code_block_names_its_language():
-    assert render_markdown("```python\nprint(1)\n```") == '<pre data-lang="python"><code>print(1)\n</code></pre>\n'
+    assert render_markdown("```python\nprint(1)\n```") == (
+        '<pre data-lang="python"><code><span class="tok-nb">print</span>(<span class="tok-mi">1</span>)\n'
+        '</code></pre>\n')
     assert render_markdown("```\nplain\n```") == "<pre><code>plain\n</code></pre>\n"
 
 

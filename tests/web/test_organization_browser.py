@@ -28,7 +28,7 @@ def test_an_admin_caps_and_suspends_a_member_who_then_sees_the_suspension(browse
 
     assert page.locator('[data-member="colin"] [data-state]').inner_text() == "Suspended: Left the project"
     changes = page.locator("[data-changes] li")
-    assert changes.count() == 2 and "ada — member_suspended: colin: Left the project" in changes.nth(0).inner_text()
+    assert changes.count() == 2 and "ada suspended colin (reason: Left the project)" in changes.nth(0).inner_text()
     assert page.locator('[data-member="ada"]').get_by_role("button", name="Suspend").count() == 0
     browser.shot(page, "organization", full_page=True)
     assert Membership.objects.get(user=colleague.user).monthly_cap_credits == 25

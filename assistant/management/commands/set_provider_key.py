@@ -3,7 +3,7 @@ import sys
 from django.core.management.base import BaseCommand, CommandError
 
 from assistant.models import ProviderKey
-from assistant.org_models import KeyRefused, provider_key_save
+from assistant.org_models import KeyRefused, ProviderNotConfigured, provider_key_save
 from organizations.models import Organization
 
 
@@ -30,6 +30,10 @@ class Command(BaseCommand):
             raise CommandError("No key on standard input (pipe it: `... | manage.py set_provider_key SLUG PROVIDER`).")
         try:
             key = provider_key_save(None, organization_id=organization.pk, provider=provider, plaintext=plaintext)
+        except ProviderNotConfigured:
+            raise CommandError(
+                f"This server can't call {provider} (see `manage.py assistant_models`); nothing was stored."
+            ) from None
         except KeyRefused as refusal:
             raise CommandError(f"The provider refused the key ({refusal.kind}); nothing was stored.") from None
         self.stdout.write(f"{organization.slug} now uses its own {provider} key {key.hint}.")

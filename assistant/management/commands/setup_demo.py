@@ -39,7 +39,9 @@ class Command(BaseCommand):
             # The product first: its pages with the assistant panel; the chat page stays at /.
             f"\n  The demo product (notes, inbox, sent mail, with the assistant panel): {site}/notes/\n"
             f"  The assistant's own chat page: {site}/\n"
-            f"  Log in as {DEMO_USER} / {DEMO_PASSWORD}   (staff admin: {STAFF_USER} / {STAFF_PASSWORD} at /admin/)\n"
+            f"  Log in as {DEMO_USER} / {DEMO_PASSWORD}\n"
+            f"  {STAFF_USER} / {STAFF_PASSWORD}: the demo organization's administrator ({site}/organization/)"
+            f" and staff ({site}/admin/)\n"
             f"  Model: {option.label}"
             + ("" if option.label == option.processing_label else f" ({option.processing_label})")
             + "\n"

@@ -1,0 +1,128 @@
+"""Phase 1, build the request: the person's rights and the model checked at
+the start, the turn's client opened, the history read once; then, each step,
+the request made from it and an upper bound of its cost held in credits
+(credits_reserve_more, under the account's lock) before the model is called."""
+
+import logging
+
+from django.conf import settings
+
+from assistant.clients.base import ModelRequest
+from assistant.history import history_bytes, history_parts, in_window, load_context, request_token_bound, uses_window
+from assistant.instructions import system_prompt
+from assistant.models import Turn
+from assistant.org_models import DEPLOYMENT, option_allowed, turn_key
+from assistant.providers import client_for
+from assistant.trifecta import taint_union
+from assistant.turn.outcome import (
+    CAP_NOTICE,
+    CEILING_NOTICE,
+    MODEL_NOT_ALLOWED_NOTICE,
+    NOTICES,
+    TurnStopped,
+    bounds_notice,
+)
+from assistant.turn.process_cache import deployment_client
+from assistant.turn.settle import charge_for
+from assistant.turn.state import TurnState
+from credits.money import call_bound_micros, micros_from_credits, request_micros
+from credits.services import CreditsExhausted, MemberCapReached, credits_reserve_more
+from organizations.members import Member
+from organizations.models import Membership
+
+logger = logging.getLogger("assistant.turn")
+
+
+class RequestPhase(TurnState):
+    """The turn's start (member, model, client, history) and each step's request."""
+
+    def _verified_member(self) -> Member:
+        """The person's rights now, not when the turn was queued."""
+        # With the organization and the person's preferences (one query): its instructions, the person's
+        # and their chosen language go in the system prompt.
+        membership = Membership.objects.filter(
+            organization_id=self.turn.organization_id, user_id=self.turn.user_id
+        ).select_related("organization", "user__preferences").first()
+        if membership is None or self.turn.thread_id is None:
+            raise TurnStopped(Turn.FailureKind.INTERNAL, NOTICES[Turn.FailureKind.INTERNAL])
+        # Suspended before the turn started: it does not start (a running one finishes).
+        if membership.is_suspended:
+            raise TurnStopped(Turn.FailureKind.SUSPENDED, NOTICES[Turn.FailureKind.SUSPENDED])
+        preferences = getattr(membership.user, "preferences", None)  # none until the person chooses
+        self.system = system_prompt(organization=membership.organization.instructions, person=membership.instructions,
+                                    language=preferences.language if preferences else "")
+        return Member(membership.organization_id, membership.user_id, membership.role)
+
+    def _check_model(self) -> None:
+        """A model chosen for the conversation must still be allowed when the
+        turn starts (an admin may have changed the organization's options since)."""
+        thread = self.turn.thread
+        if thread is not None and thread.model_option and not option_allowed(
+                self.turn.organization_id, self.turn.model_option):
+            raise TurnStopped(Turn.FailureKind.MODEL, MODEL_NOT_ALLOWED_NOTICE)
+
+    def _open_client(self) -> None:
+        """The client of this turn, on the organization's own key for the
+        option's provider when it has one (opened here, in the worker, at the
+        call), and the key source the turn records."""
+        source = DEPLOYMENT
+        if self.client is None:
+            key = turn_key(self.option, self.turn.organization_id)
+            source = key.source
+            # The deployment's client is shared in the process (its connection
+            # pool reused); one on an organization's key serves this turn only.
+            self.client = (deployment_client(self.option) if source == DEPLOYMENT
+                           else client_for(self.option, api_key=key.api_key))
+        # Stored with the turn's end (finish_turn), in the same write.
+        self.turn.key_source = self.key_source = source
+
+    def _load_history(self) -> None:
+        # Read once: the worker is the thread's only writer while it responds,
+        # so each step appends what it wrote to what the loop holds.
+        self.context = load_context(self.turn.thread_id)
+        # The guard follows what the model is about to see: every tool result
+        # in the history, from this turn or any earlier one.
+        self.taint = taint_union(self.taint, self.context.taint)
+
+    def _next_request(self) -> ModelRequest:
+        """The step's request, its cost's bound held (_hold_for_call)."""
+        windowed = uses_window(self.turn.thread.continuous)
+        if not windowed and self.context.size > settings.ASSISTANT_HISTORY_BYTES:
+            raise TurnStopped(Turn.FailureKind.BOUNDS, bounds_notice("the conversation is full"))
+        # A continuous conversation (Telegram) sends its most recent
+        # messages that fit (the taint above still covers all of them).
+        history = in_window(self.context.items) if windowed else list(self.context.items)
+        request = ModelRequest(
+            system=self.system, history=history, tools=self.tool_specs,
+            max_tokens=settings.ASSISTANT_MAX_OUTPUT_TOKENS,
+        )
+        self._hold_for_call(request)
+        return request
+
+    def _hold_for_call(self, request: ModelRequest) -> None:
+        """Hold an upper bound of this call's cost before making it, so the turn
+        can never spend what the organization was not granted. Holds more only
+        when what the turn holds does not cover what it spent plus the bound."""
+        if len(request.history) == len(self.context.items):
+            size, parts = self.context.size, self.context.parts
+        else:  # a window: measure what is sent
+            size, parts = history_bytes(request.history), history_parts(request.history)
+        input_bound = request_token_bound(system=request.system, tools_bytes=self.tools_bytes,
+                                          history_size=size, history_parts=parts)
+        self.call_input_bound, self.call_output_bound = input_bound, request.max_tokens
+        bound = call_bound_micros(self.option, input_tokens=input_bound, output_tokens=request.max_tokens)
+        needed = request_micros(self.option, self.usage) + bound
+        if needed > micros_from_credits(settings.ASSISTANT_TURN_MAX_CREDITS):
+            raise TurnStopped(Turn.FailureKind.CREDITS, CEILING_NOTICE)
+        # On the organization's own key only CREDITS_OWN_KEY_RATE of it is charged.
+        needed = charge_for(self.turn, needed)
+        if needed <= self.held_micros:
+            return
+        try:
+            # The turn row learns it with the step's progress; the ledger is the truth.
+            self.held_micros = credits_reserve_more(turn_id=self.turn.id, micros=needed - self.held_micros)
+        except CreditsExhausted as refusal:
+            logger.info("turn_credits_exhausted", extra={"turn_id": str(self.turn.id), "needed_micros": needed,
+                                                         "member_cap": isinstance(refusal, MemberCapReached)})
+            notice = CAP_NOTICE if isinstance(refusal, MemberCapReached) else NOTICES[Turn.FailureKind.CREDITS]
+            raise TurnStopped(Turn.FailureKind.CREDITS, notice) from None

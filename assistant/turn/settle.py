@@ -1,0 +1,184 @@
+"""Phase 4, settle: record the turn's end, free its thread and close its
+credits in one transaction under the turn's row lock (finish_turn). The loop
+calls it once its steps end; the Stop, the stuck-turn and the queue sweepers
+call it too."""
+
+import logging
+from dataclasses import dataclass, replace
+from uuid import UUID
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Max
+from django.utils import timezone
+
+from assistant import live
+from assistant.clients.base import Usage
+from assistant.models import ENDED_STATUSES, Turn
+from assistant.org_models import DEPLOYMENT
+from assistant.providers import model_option
+from assistant.turn.outcome import CANCELLED_NOTICE, Outcome
+from conversations.models import Message, Thread
+from credits.money import charged_micros, request_micros
+from credits.services import credits_keep_on_stuck, credits_release, credits_settle
+
+logger = logging.getLogger("assistant.turn")
+
+# How finish_turn closes a turn's credits.
+SETTLE = "settle"  # the real cost (the turn ran)
+STUCK = "stuck"  # the reservation kept as cost (the turn never finished: a killed worker)
+RELEASE = "release"  # no cost (no model call was ever made)
+
+
+@dataclass(frozen=True)
+class ThreadAfterTurn:
+    """What the loop knows of its thread at the end: the next seq, the
+    history's size for the model (None: unknown) and the turn's last reply."""
+
+    next_seq: int
+    history_bytes: int | None
+    last_reply_id: UUID | None
+
+
+def finish_turn(
+    turn_id: UUID, outcome: Outcome, *, usage: Usage | None, cost_micros: int | None = None,
+    credits: str = SETTLE, expect_status: str | None = None, job: str = "run_turn",
+    thread_after: ThreadAfterTurn | None = None, progress: dict | None = None, key_source: str = "",
+) -> bool:
+    """Record the end, free the thread and close the credits, all at once.
+
+    `usage=None` keeps the usage the turn stored as it went. `thread_after`:
+    what the loop knows of the thread; without it (a sweeper) the next seq is
+    measured and the history's size marked unknown. With
+    `expect_status`, only a turn still in that status is finished. Returns
+    whether this call finished the turn: under the turn's row lock, a second
+    caller (a redelivered task, a second sweeper) finds it finished and does
+    nothing. `key_source` (which key paid) is recorded with the end, in the
+    same write.
+    """
+    if credits not in (SETTLE, STUCK, RELEASE):
+        raise ValueError(f"unknown way to close credits: {credits!r}")
+    now = timezone.now()
+    with transaction.atomic():
+        turn = Turn.objects.select_for_update().get(id=turn_id)
+        if turn.status in ENDED_STATUSES:
+            return False
+        if expect_status is not None and turn.status != expect_status:
+            return False
+        outcome = _after_a_stop(turn, outcome)
+        _take_what_the_loop_held(turn, usage=usage, progress=progress, key_source=key_source)
+        if cost_micros is None:
+            cost_micros = _cost_of(turn, credits)
+        turn.status = outcome.status
+        turn.failure_kind = outcome.failure_kind
+        turn.finished_at = now
+        turn.cost_micros = cost_micros
+        turn.save()
+        thread_after = thread_after or _measured_thread(turn)
+        if outcome.notice:
+            thread_after = _mark_last_reply(turn, outcome, thread_after)
+        Thread.objects.filter(id=turn.thread_id).update(
+            status=Thread.Status.IDLE, updated_at=now, last_activity_at=now,
+            next_seq=thread_after.next_seq, history_bytes=thread_after.history_bytes,
+        )
+        _close_credits(turn, credits, cost_micros=cost_micros, job=job)
+    live.publish_turn_ended(turn_id)
+    return True
+
+
+def _take_what_the_loop_held(turn: Turn, *, usage: Usage | None, progress: dict | None, key_source: str) -> None:
+    if usage is not None:
+        store_usage(turn, usage)
+    for field, value in (progress or {}).items():  # the last step's, not written yet
+        setattr(turn, field, value)
+    if key_source:
+        turn.key_source = key_source
+
+
+def _cost_of(turn: Turn, credits: str) -> int:
+    if credits == SETTLE:
+        return request_micros(model_option(turn.model_option), _usage_of(turn))
+    return turn.reserved_micros if credits == STUCK else 0
+
+
+def _close_credits(turn: Turn, credits: str, *, cost_micros: int, job: str) -> None:
+    if credits == SETTLE:
+        credits_settle(turn_id=turn.id, cost_micros=cost_micros, charged_micros=charge_for(turn, cost_micros),
+                       job=job)
+    elif credits == STUCK:
+        credits_keep_on_stuck(turn_id=turn.id, job=job)
+    else:
+        credits_release(turn_id=turn.id, reason="the turn never started", job=job)
+
+
+def _after_a_stop(turn: Turn, outcome: Outcome) -> Outcome:
+    """A Stop the person was told was accepted (turn_cancel's 202) wins over
+    whatever the loop reached meanwhile, however fast the model finished:
+    both take the turn's row lock, so either the Stop came first and the turn
+    ends cancelled (its text kept), or the turn had ended and the Stop is
+    refused (409 turn_ended)."""
+    if turn.cancel_requested_at is None or outcome.status == Turn.Status.CANCELLED:
+        return outcome
+    logger.info("turn_cancel_settled", extra={"turn_id": str(turn.id), "reached": outcome.status})
+    return Outcome(Turn.Status.CANCELLED, "", CANCELLED_NOTICE)
+
+
+def own_key(turn: Turn) -> bool:
+    return bool(turn.key_source) and turn.key_source != DEPLOYMENT
+
+
+def charge_for(turn: Turn, cost_micros: int) -> int:
+    """What the turn is charged in credits: its cost, or CREDITS_OWN_KEY_RATE of
+    it when the organization's own key paid the provider."""
+    return charged_micros(cost_micros, settings.CREDITS_OWN_KEY_RATE) if own_key(turn) else cost_micros
+
+
+def _usage_of(turn: Turn) -> Usage:
+    return Usage(turn.input_tokens, turn.output_tokens, turn.cache_write_tokens, turn.cache_read_tokens)
+
+
+def store_usage(turn: Turn, usage: Usage) -> None:
+    turn.input_tokens = usage.input_tokens
+    turn.output_tokens = usage.output_tokens
+    turn.cache_write_tokens = usage.cache_write_tokens
+    turn.cache_read_tokens = usage.cache_read_tokens
+
+
+def _measured_thread(turn: Turn) -> ThreadAfterTurn:
+    """For a turn finished without its loop (a sweeper): its thread as stored."""
+    last = Message.objects.filter(thread_id=turn.thread_id).aggregate(last=Max("seq"))["last"]
+    return ThreadAfterTurn(next_seq=0 if last is None else last + 1, history_bytes=None, last_reply_id=None)
+
+
+def _mark_last_reply(turn: Turn, outcome: Outcome, thread_after: ThreadAfterTurn) -> ThreadAfterTurn:
+    """Put the notice on the turn's last reply (created if the turn wrote none)."""
+    status = Message.Status.FAILED if outcome.status == Turn.Status.FAILED else Message.Status.COMPLETE
+    reply_id = thread_after.last_reply_id
+    if reply_id is None:
+        reply_id = (Message.objects.filter(turn_id=turn.id, role=Message.Role.ASSISTANT).order_by("-seq")
+                    .values_list("id", flat=True).first())
+    if reply_id is not None:
+        Message.objects.filter(id=reply_id).update(status=status, notice=outcome.notice[:300])
+        return thread_after
+    if not turn.thread_id:
+        return thread_after
+    append_message(turn.thread_id, turn.id, role=Message.Role.ASSISTANT, content="", status=status,
+                   notice=outcome.notice, seq=thread_after.next_seq)
+    return replace(thread_after, next_seq=thread_after.next_seq + 1)
+
+
+def append_message(
+    thread_id: UUID, turn_id: UUID, *, role: str, content: str, status: str, notice: str = "",
+    seq: int | None = None,
+):
+    """A message at the end of the thread (at `seq` when the caller knows it).
+    Only the turn's worker writes while the thread is `responding` (upserts and
+    deletes are refused), so the next seq can't be taken by anyone else."""
+    if seq is None:
+        last = Message.objects.filter(thread_id=thread_id).aggregate(last=Max("seq"))["last"]
+        seq = 0 if last is None else last + 1
+    return Message.objects.create(
+        thread_id=thread_id, turn_id=turn_id, seq=seq,
+        role=role, content=content, status=status, notice=notice, created_at=timezone.now(),
+    )
+
