@@ -18,11 +18,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from uuid import UUID
 
-from django.contrib.auth import get_user_model
-from django.db.models import Count, OuterRef, Subquery, Sum
+from django.db.models import Subquery, Sum
 
 from assistant.models import Turn
-from credits.models import CreditAccount, LedgerEntry
+from credits.models import CreditAccount, LedgerEntry, MemberMonthUsage
 from organizations.models import Organization
 
 BATCH_ROWS = 500
@@ -65,28 +64,24 @@ USAGE_HEADER = ("month", "user_id", "username", "turns", "used_micros", "reserve
 def usage_rows(organization_id: int, month: str | None = None) -> list[tuple]:
     """Per person and month: turns started, micros used and still reserved.
 
-    A turn's person is the actor of its start reservation (credits keep no
-    turn rows); an erased person's turns count under no one (user_id None).
-    One row per person and month, so a list (bounded by the members).
+    Read from the month totals the ledger's write keeps (MemberMonthUsage), one
+    row per person and month, so it costs the members, not the ledger. A
+    turn's person is the actor of its start reservation; an erased person's
+    turns count under no one (user_id None). One query; a list (bounded by the
+    members).
     """
-    person = LedgerEntry.objects.filter(turn_id=OuterRef("turn_id"), kind=LedgerEntry.Kind.RESERVE).values(
-        "actor_id")[:1]
-    entries = LedgerEntry.objects.filter(account__organization_id=organization_id, turn_id__isnull=False)
+    usages = MemberMonthUsage.objects.filter(account__organization_id=organization_id)
     if month:
-        entries = entries.filter(account__month=month)
+        usages = usages.filter(account__month=month)
     grouped = (
-        entries.annotate(person=Subquery(person))
-        .values("account__month", "person")
-        .annotate(turns=Count("turn_id", distinct=True), used=Sum("used_delta"), reserved=Sum("reserved_delta"))
-        .order_by("account__month", "person")
+        usages.values("account__month", "user_id", "user__username")
+        .annotate(turns=Sum("turns"), used=Sum("used_micros"), reserved=Sum("reserved_micros"))
+        .order_by("account__month", "user_id")
     )
-    rows = list(grouped)
-    names = dict(get_user_model().objects.filter(pk__in={row["person"] for row in rows}).values_list(
-        "pk", "username"))
     return [
-        (row["account__month"], row["person"], names.get(row["person"], ""), row["turns"], row["used"],
+        (row["account__month"], row["user_id"], row["user__username"] or "", row["turns"], row["used"],
          row["reserved"])
-        for row in rows
+        for row in grouped
     ]
 
 

@@ -34,8 +34,11 @@ os.environ.setdefault("ASSISTANT_KEYS_SECRET", "bench-only")
 os.environ.setdefault("EMAIL_BACKEND", "django.core.mail.backends.locmem.EmailBackend")
 os.environ["DJANGO_SETTINGS_MODULE"] = "config.settings"
 os.environ.pop("REDIS_URL", None)
+# No pool: the one connection is pointed at S1's database, then S10's (use()); a
+# pool keeps connecting to the database it was made for.
+os.environ["DATABASE_POOL_SIZE"] = "0"
 
-ROUNDS = int(os.environ.get("BENCH_SCALE_ROUNDS", "9"))
+ROUNDS = int(os.environ.get("BENCH_SCALE_ROUNDS", "21"))
 # Other tenants at S1 (S10: 10× the organizations): organizations × people × conversations × messages.
 ORGS = int(os.environ.get("BENCH_SCALE_ORGS", "50"))
 PEOPLE, THREADS, MESSAGES = 10, 10, 10
@@ -91,7 +94,7 @@ def build(size: str) -> dict:
     seed_tenants("probe", orgs=1, **PROBE)
     seed_tenants("big", orgs=1, people=1, threads=10 * PROBE["threads"], messages=PROBE["messages"])
     seed_tenants("other", orgs=SIZES[size], people=PEOPLE, threads=THREADS, messages=MESSAGES)
-    context = scale_paths.prepare()
+    context = scale_paths.prepare(ROUNDS)
     connection.close()
     with psycopg.connect(f"{BASE}/scale_{size.lower()}", autocommit=True) as db:
         db.execute("VACUUM ANALYZE")

@@ -3,7 +3,6 @@ as the probe organization's person (or staff, or a periodic job) meets it,
 and how a path's plans are read (EXPLAIN ANALYZE, JSON)."""
 
 import json
-import os
 import re
 import time
 import tracemalloc
@@ -43,8 +42,8 @@ class Path:
     repeat: int = 1  # runs per sample; the sample is their mean (time and queries)
 
 
-def prepare() -> dict:
-    """The probe's people and clients in the database in use."""
+def prepare(rounds: int) -> dict:
+    """The probe's people and clients in the database in use; a person to erase per round."""
     assistant.chat.enqueue_turn = lambda turn_id: None  # the benchmark runs the turn itself
     Organization.objects.filter(slug="probe-1").update(model_option="offline")
     users = get_user_model().objects
@@ -60,13 +59,9 @@ def prepare() -> dict:
     return {
         "api": api, "web": web, "admin": admin, "member": member_from_membership(membership),
         "big": member_from_membership(big), "thread": str(thread.id),
-        "erasable": [users.get(username=f"probe-1-{n}").pk for n in range(2, 2 + settings_rounds())],
+        "erasable": [users.get(username=f"probe-1-{n}").pk for n in range(2, 2 + rounds + 1)],  # one more for the plans
         "month": f"{timezone.now():%Y-%m}", "today": timezone.now().date(),
     }
-
-
-def settings_rounds() -> int:
-    return int(os.environ.get("BENCH_SCALE_ROUNDS", "9")) + 1  # one more for the plans
 
 
 def get(client_name: str, url: str, **query) -> Path:

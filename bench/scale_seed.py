@@ -6,9 +6,9 @@ A tenant shape: `orgs` organizations × `people` people × `threads`
 conversations × `messages` messages each; per conversation a turn for every 4
 messages (each with a reserve and a settle ledger row), a tool call on every
 assistant message, one card (confirmed with its outcome; every tenth pending, not
-yet expired); per person an unexpired API token. Every message holds the common
-word `hello`; the rarer `budget` is in one message of every seventh
-conversation. Timestamps fall in the last 30 days, so the periodic jobs find
+yet expired); per person an unexpired API token and the month totals of
+its turns. Every message holds the common word `hello`; the rarer `budget` is
+in one message of every seventh conversation. Timestamps fall in the last 30 days, so the periodic jobs find
 nothing to do (what they cost is finding that out).
 """
 
@@ -71,13 +71,21 @@ TENANT_SQL = [
             generate_series(1, greatest(1, %(messages)s / 4)) k
        WHERE g.slug LIKE %(p)s || '-%%'""",
     """INSERT INTO credits_ledgerentry (kind, turn_id, granted_delta, used_delta, reserved_delta, job, reason,
-                                        created_at, account_id)
+                                        created_at, account_id, actor_id)
        SELECT k.kind, r.id, 0, CASE WHEN k.kind = 'settle' THEN 100 ELSE 0 END,
-              CASE WHEN k.kind = 'settle' THEN -30000 ELSE 30000 END, '', '', r.created_at, a.id
+              CASE WHEN k.kind = 'settle' THEN -30000 ELSE 30000 END, '', '', r.created_at, a.id,
+              CASE WHEN k.kind = 'reserve' THEN r.user_id END
        FROM assistant_turn r JOIN organizations_organization g ON g.id = r.organization_id
             JOIN credits_creditaccount a ON a.organization_id = r.organization_id,
             (VALUES ('reserve'), ('settle')) k(kind)
        WHERE g.slug LIKE %(p)s || '-%%'""",
+    # The people's month totals that ledger gives (what the ledger's write keeps).
+    """INSERT INTO credits_membermonthusage (account_id, user_id, turns, used_micros, reserved_micros)
+       SELECT a.id, r.user_id, count(*), 100 * count(*), 0
+       FROM assistant_turn r JOIN organizations_organization g ON g.id = r.organization_id
+            JOIN credits_creditaccount a ON a.organization_id = r.organization_id
+       WHERE g.slug LIKE %(p)s || '-%%'
+       GROUP BY a.id, r.user_id""",
     """INSERT INTO assistant_actioncard (id, organization_id, user_id, thread_id, tool_name, tool_input, description,
                                          snapshot_hash, trifecta_warning, status, created_at, expires_at, decided_at,
                                          result, error)

@@ -124,3 +124,33 @@ class LedgerEntry(models.Model):
 
     def __str__(self):
         return f"{self.kind} on {self.account_id}"
+
+
+class MemberMonthUsage(models.Model):
+    """One person's turns in one account (an organization's month): how many
+    they started, what those turns used and still hold. The sums of the
+    ledger's turn rows by the actor of each turn's start reservation, kept by
+    the ledger's one write (credits/ledger.py) in the same transaction, under
+    the account's lock, so the organization page, the usage export and the cap
+    check read a person's month in one row instead of summing the organization's
+    ledger (`credits_audit` checks the sums).
+
+    An erased person's rows keep counting, under no one (user NULL, as the ledger's actor).
+    """
+
+    # No index of its own: the unique (account, user) constraint's starts with the account.
+    account = models.ForeignKey(CreditAccount, on_delete=models.PROTECT, related_name="usages", db_index=False)
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    turns = models.PositiveIntegerField(default=0)
+    used_micros = models.BigIntegerField(default=0)
+    reserved_micros = models.BigIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["account", "user"], name="usage_one_per_person_and_account"),
+        ]
+
+    def __str__(self):
+        return f"{self.user_id} in {self.account_id}"

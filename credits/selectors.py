@@ -1,11 +1,12 @@
 """Reads of the credit accounts: the month's summary, and the ledger audit."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
+from django.db.models import Sum
 from django.utils import timezone
 
-from credits.models import CreditAccount, LedgerEntry
+from credits.models import CreditAccount, LedgerEntry, MemberMonthUsage
 from credits.money import credits_from_micros, current_month, micros_from_credits
 from credits.services import member_cap_for, member_spent_in_month
 from organizations.members import Member
@@ -136,22 +137,31 @@ class AuditMismatch:
 OVERDRAWN = "overdrawn"
 
 
+# A person's month totals (MemberMonthUsage), and what their ledger rows give.
+USAGE_FIELDS = ("turns", "used_micros", "reserved_micros")
+
+
 @dataclass
 class _Replay:
-    """An account's totals replayed entry by entry, and its first overdraft."""
+    """An account's totals replayed entry by entry, its first overdraft, and
+    the month totals of each person (None: erased) who started turns in it."""
 
     sums: dict[str, int]
     overdraft: tuple[int, int] | None = None  # (entry id, micros over)
+    usage: dict[int | None, list[int]] = field(default_factory=dict)  # person: turns, used, reserved
 
 
 def credits_audit_mismatches() -> list[AuditMismatch]:
     """Every account total that differs from the sum of its ledger's deltas,
-    and every account whose ledger, replayed in order, ever had used +
-    reserved above granted (at any moment, not only now).
+    every account whose ledger, replayed in order, ever had used +
+    reserved above granted (at any moment, not only now), and every person's
+    month totals that differ from their turns' ledger rows.
 
-    One query for the ledger (streamed) and one for the accounts, whatever their number.
+    One query for the ledger (streamed), one for the accounts and one for the
+    people's totals, whatever their number.
     """
     replays = _replay_ledgers()
+    usages = _stored_usage()
     mismatches = []
     accounts = CreditAccount.objects.select_related("organization").order_by(
         "organization__slug", "month", "id"
@@ -159,24 +169,57 @@ def credits_audit_mismatches() -> list[AuditMismatch]:
     for account in accounts:
         replay = replays.get(account.pk) or _Replay(dict.fromkeys(AUDITED_FIELDS.values(), 0))
         where = (account.pk, account.organization.slug, account.month)
-        for field, delta in AUDITED_FIELDS.items():
-            stored, expected = getattr(account, field), replay.sums[delta]
+        for name, delta in AUDITED_FIELDS.items():
+            stored, expected = getattr(account, name), replay.sums[delta]
             if stored != expected:
-                mismatches.append(AuditMismatch(*where, field, stored, expected))
+                mismatches.append(AuditMismatch(*where, name, stored, expected))
         if replay.overdraft is not None:
             mismatches.append(AuditMismatch(*where, OVERDRAWN, *replay.overdraft))
+        mismatches += _usage_mismatches(where, usages.get(account.pk, {}), replay.usage)
     return mismatches
+
+
+def _usage_mismatches(where: tuple, stored: dict, derived: dict) -> list[AuditMismatch]:
+    mismatches = []
+    for person in sorted(stored.keys() | derived.keys(), key=lambda person: (person is None, person or 0)):
+        whose = f"of user {person}" if person is not None else "of erased people"
+        for name, have, want in zip(USAGE_FIELDS, stored.get(person, [0, 0, 0]), derived.get(person, [0, 0, 0]),
+                                    strict=True):
+            if have != want:
+                mismatches.append(AuditMismatch(*where, f"{name} {whose}", have, want))
+    return mismatches
+
+
+def _stored_usage() -> dict[int, dict[int | None, list[int]]]:
+    """The people's month totals per account (an account's rows of no one summed)."""
+    rows = MemberMonthUsage.objects.values("account_id", "user_id").annotate(
+        turns=Sum("turns"), used=Sum("used_micros"), reserved=Sum("reserved_micros")).order_by()
+    stored: dict[int, dict[int | None, list[int]]] = {}
+    for row in rows:
+        stored.setdefault(row["account_id"], {})[row["user_id"]] = [row["turns"], row["used"], row["reserved"]]
+    return stored
 
 
 def _replay_ledgers() -> dict[int, _Replay]:
     deltas = list(AUDITED_FIELDS.values())
-    rows = LedgerEntry.objects.order_by("account_id", "id").values_list("account_id", "id", *deltas)
+    rows = LedgerEntry.objects.order_by("account_id", "id").values_list(
+        "account_id", "id", "kind", "turn_id", "actor_id", *deltas)
     replays: dict[int, _Replay] = {}
-    for account_id, entry_id, *values in rows.iterator(chunk_size=2000):
+    people: dict = {}  # the current account's turns: who started each (its reserve entry comes first)
+    for account_id, entry_id, kind, turn_id, actor_id, *values in rows.iterator(chunk_size=2000):
+        if account_id not in replays:
+            people = {}
         replay = replays.setdefault(account_id, _Replay(dict.fromkeys(deltas, 0)))
         for delta, value in zip(deltas, values, strict=True):
             replay.sums[delta] += value
         over = replay.sums["used_delta"] + replay.sums["reserved_delta"] - replay.sums["granted_delta"]
         if over > 0 and replay.overdraft is None:
             replay.overdraft = (entry_id, over)
+        if turn_id is not None:
+            if kind == LedgerEntry.Kind.RESERVE:
+                people[turn_id] = actor_id
+            usage = replay.usage.setdefault(people.get(turn_id), [0, 0, 0])
+            usage[0] += kind == LedgerEntry.Kind.RESERVE
+            usage[1] += values[deltas.index("used_delta")]
+            usage[2] += values[deltas.index("reserved_delta")]
     return replays

@@ -1,11 +1,8 @@
-"""Writes to the credit accounts: open, reserve, settle, keep-on-stuck, release, grant.
+"""Movements of the credit accounts: reserve, settle, keep-on-stuck, release,
+grant, and the per-person monthly caps they check.
 
-Every movement locks its account row (`select_for_update`) inside
-`transaction.atomic()`, checks, then writes the account and one ledger row in
-that same transaction. On PostgreSQL the row lock serializes the writers of one
-account; on SQLite `select_for_update` is a no-op, but the settings open every
-transaction with BEGIN IMMEDIATE, which takes the database's write lock at
-BEGIN, so two writers can never both read a balance before either writes it.
+Each one locks its account and writes through the ledger's one write
+(credits/ledger.py, where the locking is explained).
 
 Each service works alone (its own transaction) and inside a caller's
 `transaction.atomic()` (a savepoint: a refusal then rolls back only what the
@@ -21,11 +18,19 @@ from uuid import UUID
 
 from django.conf import settings
 from django.core.exceptions import PermissionDenied
-from django.db import IntegrityError, transaction
-from django.db.models import F, Sum
+from django.db import transaction
+from django.db.models import F
 from django.utils import timezone
 
-from credits.models import CreditAccount, LedgerEntry
+from credits.ledger import (
+    ReservationNotFound,
+    holds_of,
+    locked_account,
+    locked_account_of_turn,
+    record,
+    reserve_entry,
+)
+from credits.models import CreditAccount, LedgerEntry, MemberMonthUsage
 from credits.money import current_month, micros_from_credits
 from organizations.members import Member, cap_that_applies
 from organizations.models import Membership, Organization
@@ -59,15 +64,6 @@ class MemberCapReached(CreditsExhausted):
             self, f"The person's cap for {month} is reached: {spent_micros} of {cap_micros} micros "
             f"used or held, {needed_micros} more needed."
         )
-
-
-class Overdraft(RuntimeError):
-    """A movement would leave used + reserved above granted (a programming error:
-    every caller checks the balance first, under the account's lock)."""
-
-
-class ReservationNotFound(LookupError):
-    """A turn is being closed that was never reserved (a programming error)."""
 
 
 @dataclass(frozen=True)
@@ -106,10 +102,10 @@ def credits_reserve(
         # Race: two concurrent turn starts both reading the same balance, both
         # finding room for one more reservation, and both taking it. The row
         # lock makes the second one read the balance after the first's write.
-        account = _locked_account(
+        account = locked_account(
             member.organization_id, current_month(now), now=now, actor_id=member.user_id
         )
-        existing = None if fresh else _reserve_entry(turn_id)
+        existing = None if fresh else reserve_entry(turn_id)
         if existing is not None:
             return Reservation(month=existing.account.month, micros=existing.reserved_delta)
         check_covers(account, needed)
@@ -118,11 +114,12 @@ def credits_reserve(
         # The cap itself may come from the request's guard (a setting, not a
         # counter: the race is on the spending, read here under the lock).
         check_member_cap(account, member.user_id, needed, cap_micros=member_cap_for(member))
-        _record(
+        record(
             account,
             kind=Kind.RESERVE,
             now=now,
             turn_id=turn_id,
+            person_id=member.user_id,
             reserved_delta=needed,
             actor_id=member.user_id,
             reason="turn start",
@@ -154,8 +151,8 @@ def credits_reserve_more(*, turn_id: UUID, micros: int, job: str = "run_turn") -
         # Race: the many-step turns of one organization each finding room for
         # their next call in the same balance. Under the row lock each one
         # reads the balance after the previous one's hold.
-        account = _locked_account_of_turn(turn_id)
-        held, closed, person_id = _holds_of(turn_id)
+        account = locked_account_of_turn(turn_id)
+        held, closed, person_id = holds_of(turn_id)
         if closed:
             raise ReservationNotFound(f"turn {turn_id} is already closed")
         check_covers(account, micros)
@@ -163,7 +160,7 @@ def credits_reserve_more(*, turn_id: UUID, micros: int, job: str = "run_turn") -
             # Read again at every hold: an admin may have lowered the cap since the turn started.
             check_member_cap(account, person_id, micros,
                              cap_micros=member_cap_micros(account.organization_id, person_id))
-        _record(account, kind=Kind.EXTEND, now=now, turn_id=turn_id, reserved_delta=micros, job=job,
+        record(account, kind=Kind.EXTEND, now=now, turn_id=turn_id, person_id=person_id, reserved_delta=micros, job=job,
                 reason="upper bound of the next model call")
     return held + micros
 
@@ -218,55 +215,26 @@ def _close_turn(turn_id: UUID, *, kind: str, cost_micros: int | None, job: str, 
         # redelivered task) closes the same one. Under the lock the second
         # closer sees the first's entry and moves nothing; the partial unique
         # constraint on (turn_id, closing kinds) is the backstop.
-        account = _locked_account_of_turn(turn_id)
-        held, closed, _person = _holds_of(turn_id)
+        account = locked_account_of_turn(turn_id)
+        held, closed, person_id = holds_of(turn_id)
         if closed:
             return False
         cost = held if cost_micros is None else cost_micros
         # What the account can take once the hold is released: never more.
         charged = min(cost, account.granted_micros - account.used_micros - (account.reserved_micros - held))
         note = f" ({cost - charged} micros above the balance not charged)" if charged < cost else ""
-        _record(
+        record(
             account,
             kind=kind,
             now=now,
             turn_id=turn_id,
+            person_id=person_id,
             used_delta=charged,
             reserved_delta=-held,
             job=job,
             reason=f"{reason}: cost {charged} micros, reservation {held} micros released{note}",
         )
     return True
-
-
-def _locked_account_of_turn(turn_id: UUID) -> CreditAccount:
-    """The account holding the turn's reservation, locked (needs a transaction)."""
-    account = (
-        CreditAccount.objects.select_for_update(of=("self",))
-        .filter(entries__turn_id=turn_id, entries__kind=Kind.RESERVE)
-        .first()
-    )
-    if account is None:
-        raise ReservationNotFound(f"turn {turn_id} has no reservation")
-    return account
-
-
-def _holds_of(turn_id: UUID) -> tuple[int, bool, int | None]:
-    """(micros the turn holds, whether it is closed, the person who started
-    it: the actor of its start reservation), in one query: its start
-    reservation plus every hold taken before a call, minus nothing until closed."""
-    entries = LedgerEntry.objects.filter(turn_id=turn_id, kind__in=LedgerEntry.TURN_KINDS).values_list(
-        "kind", "reserved_delta", "actor_id"
-    )
-    held, closed, person = 0, False, None
-    for kind, delta, actor in entries:
-        if kind in LedgerEntry.CLOSING_KINDS:
-            closed = True
-        else:
-            held += delta
-        if kind == Kind.RESERVE:
-            person = actor
-    return held, closed, person
 
 
 # --- Per-person monthly caps ------------------------------------------------------
@@ -310,11 +278,12 @@ def member_spent_in_month(member: Member, month: str) -> int:
 
 
 def _spent(user_id: int, **account) -> int:
-    turns = LedgerEntry.objects.filter(**account, kind=Kind.RESERVE, actor_id=user_id).values("turn_id")
-    total = LedgerEntry.objects.filter(**account, turn_id__in=turns).aggregate(
-        spent=Sum(F("used_delta") + F("reserved_delta"))
-    )["spent"]
-    return total or 0
+    """The person's row of month totals (kept by the ledger's write): one row,
+    not a sum of the organization's ledger."""
+    spent = MemberMonthUsage.objects.filter(**account, user_id=user_id).values_list(
+        F("used_micros") + F("reserved_micros"), flat=True
+    ).first()
+    return spent or 0
 
 
 def check_member_cap(account: CreditAccount, user_id: int, needed_micros: int, *, cap_micros: int | None) -> None:
@@ -344,8 +313,8 @@ def credits_grant(
     now = now or timezone.now()
     with transaction.atomic():
         # Race: a grant and a turn start both rewriting the same account's totals.
-        account = _locked_account(organization.pk, current_month(now), now=now, actor_id=staff_user.pk)
-        return _record(
+        account = locked_account(organization.pk, current_month(now), now=now, actor_id=staff_user.pk)
+        return record(
             account,
             kind=Kind.GRANT,
             now=now,
@@ -364,92 +333,3 @@ def check_grant(*, credits: int, staff_user, reason: str) -> None:
         raise ValueError(f"A grant is at most {MAX_GRANT_CREDITS:,} credits, got {credits:,}")
     if not reason or not reason.strip():
         raise ValueError("A grant needs a reason.")
-
-
-# --- Accounts -------------------------------------------------------------------
-
-
-def _locked_account(
-    organization_id: int, month: str, *, now: datetime, actor_id: int | None
-) -> CreditAccount:
-    """The month's account, locked for this transaction; opened first if needed.
-
-    Needs an open transaction (the lock lasts until it ends).
-    """
-    accounts = CreditAccount.objects.select_for_update()
-    account = accounts.filter(organization_id=organization_id, month=month).first()
-    if account is not None:
-        return account
-    _open_account(organization_id, month, now=now, actor_id=actor_id)
-    return accounts.get(organization_id=organization_id, month=month)
-
-
-def _open_account(organization_id: int, month: str, *, now: datetime, actor_id: int | None) -> None:
-    """Open the month with the organization's allowance at this moment, once.
-
-    Race: two first requests of a month both finding no account and both
-    opening one. The unique (organization, month) constraint lets only one
-    insert win; the other's savepoint rolls back and it reads the winner's row
-    (PostgreSQL makes it wait for the winner's commit on the unique index).
-    """
-    allowance = Organization.objects.values_list("monthly_credits", flat=True).get(pk=organization_id)
-    try:
-        with transaction.atomic():
-            account = CreditAccount.objects.create(
-                organization_id=organization_id, month=month, opened_at=now, updated_at=now
-            )
-            _record(
-                account,
-                kind=Kind.OPEN,
-                now=now,
-                granted_delta=micros_from_credits(allowance),
-                actor_id=actor_id,
-                reason=f"monthly allowance of {allowance} credits",
-            )
-    except IntegrityError:
-        pass
-
-
-def _reserve_entry(turn_id: UUID) -> LedgerEntry | None:
-    return LedgerEntry.objects.select_related("account").filter(turn_id=turn_id, kind=Kind.RESERVE).first()
-
-
-def _record(
-    account: CreditAccount,
-    *,
-    kind: str,
-    now: datetime,
-    turn_id: UUID | None = None,
-    granted_delta: int = 0,
-    used_delta: int = 0,
-    reserved_delta: int = 0,
-    actor_id: int | None = None,
-    job: str = "",
-    reason: str = "",
-) -> LedgerEntry:
-    """Apply deltas to a locked account and write the ledger row that explains them.
-
-    The one place totals change, so the invariant used + reserved <= granted
-    is checked here, before anything is written.
-    """
-    if account.used_micros + used_delta + account.reserved_micros + reserved_delta > (
-        account.granted_micros + granted_delta
-    ):
-        raise Overdraft(f"a {kind} movement would overdraw account {account.pk}")
-    account.granted_micros += granted_delta
-    account.used_micros += used_delta
-    account.reserved_micros += reserved_delta
-    account.updated_at = now
-    account.save(update_fields=["granted_micros", "used_micros", "reserved_micros", "updated_at"])
-    return LedgerEntry.objects.create(
-        account=account,
-        kind=kind,
-        turn_id=turn_id,
-        granted_delta=granted_delta,
-        used_delta=used_delta,
-        reserved_delta=reserved_delta,
-        actor_id=actor_id,
-        job=job,
-        reason=reason,
-        created_at=now,
-    )

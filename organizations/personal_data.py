@@ -15,8 +15,8 @@ The first batch closes the door (account deactivated, sessions and API tokens
 deleted).
 When every eraser is done, the memberships and then the user row itself go:
 deleted, not anonymized. Rows that accounting needs point at the user with
-SET_NULL (turns, ledger entries), so they stay with their costs and without
-the person.
+SET_NULL (turns, ledger entries, month totals), so they stay with their costs
+and without the person.
 """
 
 import json
@@ -199,7 +199,7 @@ def erase_user(user, batch_size: int) -> ErasureProgress:
             if budget <= 0:
                 return ErasureProgress(done=False, counts=counts)
         counts["memberships"] = Membership.objects.filter(user=user).delete()[0]
-        # Last: the row itself. SET_NULL keeps turns, ledger entries and
+        # Last: the row itself. SET_NULL keeps turns, ledger entries, month totals and
         # provider keys (their author removed); anything an app did not
         # register an eraser for goes with it by CASCADE.
         get_user_model().objects.filter(pk=user.pk).delete()

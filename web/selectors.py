@@ -173,7 +173,8 @@ def staff_access_list(member: Member) -> list[StaffAccessItem]:
     """The staff accesses to the person's data in the organization, most
     recent first, without who: the person is told "a staff member"."""
     accesses = list(staff_accesses_of(member)[:STAFF_ACCESS_SHOWN])
-    titles = _conversation_titles(member, [a.object_id for a in accesses if a.kind == "conversation"])
+    # A list page's row has no object id (and no title to look up).
+    titles = _conversation_titles(member, [a.object_id for a in accesses if a.kind == "conversation" and a.object_id])
     return [
         StaffAccessItem(at=access.at, words=_staff_access_words(access),
                         conversation_title=titles.get(access.object_id, ""), object_id=access.object_id)

@@ -23,11 +23,11 @@ pytestmark = pytest.mark.django_db(transaction=True)
 # BEGIN (IMMEDIATE on SQLite) and COMMIT of a transaction: Django counts them.
 TRANSACTION = 2
 # Lock the thread, cards to deliver, the message and the thread's counters and
-# status, the reservation (account, account, ledger: the turn id is new, so no
-# look for an earlier reservation of it), the turn.
+# status, the reservation (account, account, the person's month totals, ledger:
+# the turn id is new, so no look for an earlier reservation of it), the turn.
 # The organization's model choice and the person's monthly cap (issue 15) come
 # with the guard's membership query (Member.terms), which the request runs anyway.
-SUBMISSION = 8 + TRANSACTION
+SUBMISSION = 9 + TRANSACTION
 # A Member made without the guard's terms (a worker, a script) reads them: the
 # model choice and the cap, one query each.
 TERMS_READ = 2
@@ -36,14 +36,15 @@ CHOICE_CHECK = 1
 # Claim, the turn, the member, the history (3: messages, tool calls, files); the Stop check before the model
 # call (issue 17); the reply (one INSERT: a quick step's text is written once);
 # the finish: turn lock and row, thread, settlement (account, holds, account,
-# ledger), in one transaction.
-TURN_BASE = 15 + TRANSACTION
+# the person's month totals, ledger), in one transaction.
+TURN_BASE = 16 + TRANSACTION
 # A step with one read call: the reply, the call (the Stop check before it and
 # its record, in one transaction under the turn's lock; the tool's own query,
 # result), the turn's progress, the Stop check before the next model call.
 TOOL_STEP = 7 + TRANSACTION
-# Holding more before a call: account lock, holds, the person's cap, account, ledger.
-HOLD = 5 + TRANSACTION
+# Holding more before a call: account lock, holds, the person's cap, account,
+# the person's month totals, ledger.
+HOLD = 6 + TRANSACTION
 
 
 @pytest.fixture(autouse=True)

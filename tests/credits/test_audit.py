@@ -7,7 +7,7 @@ from django.core.management import ManagementUtility, call_command
 from django.core.management.base import CommandError
 from django.db.models import F
 
-from credits.models import CreditAccount
+from credits.models import CreditAccount, MemberMonthUsage
 from credits.services import credits_grant, credits_reserve, credits_settle
 from tests.credits.support import FEBRUARY_FIRST_MINUTE, JANUARY_LAST_MINUTE, new_turn
 
@@ -91,9 +91,50 @@ def test_audit_names_a_ledger_that_overdrew_an_account_at_some_moment(activity, 
     CreditAccount.objects.filter(pk=january.pk).update(
         used_micros=F("used_micros") + 10_000_000, granted_micros=F("granted_micros") + 10_000_000
     )
+    # The forged turn has no start reservation: its cost counts under no one.
+    MemberMonthUsage.objects.create(account=january, user=None, used_micros=10_000_000)
     err = io.StringIO()
 
     with pytest.raises(CommandError, match="1 credit account"):
         call_command("credits_audit", stderr=err)
 
     assert err.getvalue().strip().startswith(f"account {january.pk} (acme 2026-01): overdrawn by ")
+
+
+def test_audit_names_a_persons_tampered_month_totals(activity, acme, owner):
+    """The month totals the organization page and the usage export read are
+    checked against the ledger too."""
+    february = CreditAccount.objects.get(organization=acme, month="2026-02")
+    MemberMonthUsage.objects.filter(account=february, user=owner.user).update(used_micros=F("used_micros") + 3,
+                                                                             turns=F("turns") + 1)
+    err = io.StringIO()
+
+    with pytest.raises(CommandError, match="2 credit account"):
+        call_command("credits_audit", stderr=err)
+
+    assert err.getvalue().splitlines() == [
+        f"account {february.pk} (acme 2026-02): turns of user {owner.user.pk} is 2 but its ledger gives 1",
+        f"account {february.pk} (acme 2026-02): used_micros of user {owner.user.pk} is 3 but its ledger gives 0",
+    ]
+
+
+def test_the_month_totals_match_the_ledger_after_every_kind_of_movement(activity, acme, owner):
+    january = CreditAccount.objects.get(organization=acme, month="2026-01")
+    usage = MemberMonthUsage.objects.get(account=january)
+
+    assert (usage.user, usage.turns, usage.used_micros, usage.reserved_micros) == (owner.user, 1, 77_777, 0)
+
+
+def test_an_erased_persons_totals_still_match_their_ledger(activity, acme, owner):
+    """Erasing a person sets their ledger rows' actor and their totals' person
+    to no one alike; a turn of theirs settled later moves the totals of no one."""
+    running = new_turn()
+    credits_reserve(owner.member, turn_id=running, now=FEBRUARY_FIRST_MINUTE)
+    owner.user.delete()
+    credits_settle(turn_id=running, cost_micros=5)
+
+    out, err = audit()
+
+    assert "match" in out and err == ""
+    february = CreditAccount.objects.get(organization=acme, month="2026-02")
+    assert MemberMonthUsage.objects.get(account=february).user is None

@@ -6,13 +6,13 @@ from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.test import override_settings
 
+from credits.ledger import ReservationNotFound
 from credits.models import CreditAccount, LedgerEntry
 from credits.money import micros_from_credits
 from credits.selectors import credits_summary
 from credits.services import (
     CreditsExhausted,
     Reservation,
-    ReservationNotFound,
     credits_grant,
     credits_keep_on_stuck,
     credits_release,

@@ -3,12 +3,11 @@
 import pytest
 from django.db import IntegrityError, transaction
 
+from credits.ledger import Overdraft, ReservationNotFound, record
 from credits.models import CreditAccount, LedgerEntry
 from credits.money import micros_from_credits
 from credits.services import (
     CreditsExhausted,
-    Overdraft,
-    ReservationNotFound,
     credits_keep_on_stuck,
     credits_reserve,
     credits_reserve_more,
@@ -94,10 +93,8 @@ def test_the_database_refuses_an_overdrawn_account_even_past_the_services(owner,
 
 
 def test_the_ledger_refuses_a_movement_that_would_overdraw(owner, small_org):
-    from credits.services import _record
-
     reserve(owner)
     account = CreditAccount.objects.get(organization=small_org)
     with pytest.raises(Overdraft):
-        _record(account, kind="settle", now=MID_MARCH, turn_id=new_turn(), used_delta=micros_from_credits(5))
+        record(account, kind="settle", now=MID_MARCH, turn_id=new_turn(), used_delta=micros_from_credits(5))
     assert totals(small_org, "2026-03") == (micros_from_credits(7), 0, RESERVATION)

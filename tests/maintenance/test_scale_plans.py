@@ -3,6 +3,7 @@ deployment's size (issue 23, `make bench-scale`): each reads its own index,
 never every tenant's rows. PostgreSQL only; the tables are tiny here, so
 sequential scans are turned off to ask which index the planner *can* use."""
 
+import uuid
 from datetime import timedelta
 
 import pytest
@@ -13,8 +14,12 @@ from django.utils import timezone
 from assistant import exports
 from assistant.cards import cards_mark_interrupted
 from assistant.models import ActionCard
+from credits.money import current_month
+from credits.services import credits_reserve, credits_settle
 from organizations.tokens import expired_tokens_purge
+from tests.conftest import make_person
 from tests.conversations.factories import make_thread
+from web.organization import organization_page
 
 pytestmark = [pytest.mark.postgres_only, pytest.mark.django_db]
 
@@ -75,3 +80,22 @@ def test_the_turns_export_of_everyone_reads_the_date_index(owner):
     now = timezone.now()
     plan = explained(exports.turns_of_period(start=now - timedelta(days=7), end=now))
     assert "turn_created" in plan, plan
+
+
+@pytest.fixture
+def a_month_of_turns(owner):
+    for _ in range(3):
+        turn_id = uuid.uuid4()
+        credits_reserve(owner.member, turn_id=turn_id)
+        credits_settle(turn_id=turn_id, cost_micros=200)
+
+
+def test_the_usage_of_an_organizations_month_reads_the_peoples_totals_not_the_ledger(owner, a_month_of_turns):
+    plan = plans_of(lambda: exports.usage_rows(owner.organization.pk, current_month(timezone.now())))
+    assert "usage_one_per_person_and_account" in plan and "credits_ledgerentry" not in plan, plan
+
+
+def test_the_organization_page_reads_no_ledger(owner, a_month_of_turns):
+    admin = make_person("ada", owner.organization, role="admin")
+    plan = plans_of(lambda: organization_page(admin.member))
+    assert "usage_one_per_person_and_account" in plan and "credits_ledgerentry" not in plan, plan

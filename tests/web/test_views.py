@@ -405,6 +405,19 @@ def test_the_data_page_says_when_staff_looked_without_naming_them(owner, colleag
     assert "moderator-max" not in html and "Colin" not in html
 
 
+def test_the_data_page_says_when_a_list_of_conversations_showed_some(owner, owner_web):
+    """A list page's row has no object id: the page said so once a 500 (the
+    empty id looked up as a conversation's UUID)."""
+    staff = get_user_model().objects.create_user(username="moderator-max", is_staff=True)
+    record(staff, owner, "conversation", make_conversation(owner, title="Trip to Zurich").pk)
+    record(staff, owner, "conversation")
+
+    html = text_of(page(owner_web, "/data/"))
+
+    assert "a staff member saw a list that showed some of your data" in html
+    assert "a staff member opened your conversation “Trip to Zurich”" in html
+
+
 def test_the_data_page_says_when_no_staff_looked(owner_web):
     html = text_of(page(owner_web, "/data/"))
     assert "No staff member has looked at your data." in html and "data-staff-access=" not in html
