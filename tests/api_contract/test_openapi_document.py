@@ -6,7 +6,7 @@ import re
 import pytest
 
 from assistant.models import Turn
-from config import api_errors
+from foundation import api_errors
 from foundation.openapi import ERROR_STATUS
 from tests.conversations.factories import make_thread, stored_conversation
 

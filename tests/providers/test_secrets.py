@@ -23,6 +23,18 @@ def test_a_sealed_key_opens_for_its_organization():
     assert open_secret(sealed, 7, "bedrock") == KEY
 
 
+# Sealed at 64744c0 (assistant/secrets.py, before the providers app) with the secret below.
+SEALED_BEFORE_THE_MOVE = "v2.6I9wZkYkzaq6az9Rba0goxjG-JbrUzxuMxZs9Gs9WctCMnRAY5qNwIdQrt8RxAbeV795FEqR9QSV"
+
+
+def test_a_key_sealed_by_an_earlier_release_still_opens(settings):
+    """The derivation's salt and info are persisted constants: a key stored
+    before a refactor must open after it (a rename once changed the salt)."""
+    settings.ASSISTANT_KEYS_SECRET = "a-fixed-secret-for-the-sealed-sample"
+    settings.ASSISTANT_KEYS_SECRET_FALLBACKS = []
+    assert open_secret(SEALED_BEFORE_THE_MOVE, 42, "anthropic") == "sk-ant-sealed-before-the-move"
+
+
 def test_each_seal_uses_a_fresh_nonce():
     assert seal_secret(KEY, 7, "bedrock") != seal_secret(KEY, 7, "bedrock")
 
