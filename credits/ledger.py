@@ -16,7 +16,7 @@ from datetime import datetime
 from uuid import UUID
 
 from django.db import IntegrityError, connection, transaction
-from django.db.models import F, Subquery
+from django.db.models import Count, F, OuterRef, Subquery, Sum
 
 from credits.models import CreditAccount, LedgerEntry, MemberMonthUsage
 from credits.money import micros_from_credits
@@ -181,3 +181,26 @@ def _add_usage(account_id: int, person_id: int | None, *, turns: int, used: int,
     if not moved:
         MemberMonthUsage.objects.create(account_id=account_id, turns=turns, used_micros=used,
                                         reserved_micros=reserved)
+
+
+def usage_rebuild(account_id: int) -> None:
+    """The people's month totals of one account, replaced by the sums of its
+    ledger's turn rows, under the account's lock (what `credits_audit
+    --rebuild-totals` runs for an account whose totals drifted: e.g. a turn
+    settled by a worker of the release before the totals, while they were
+    being filled)."""
+    with transaction.atomic():
+        CreditAccount.objects.select_for_update().filter(pk=account_id).first()
+        person = LedgerEntry.objects.filter(turn_id=OuterRef("turn_id"), kind=Kind.RESERVE).values("actor_id")[:1]
+        sums = (
+            LedgerEntry.objects.filter(account_id=account_id, turn_id__isnull=False)
+            .annotate(person=Subquery(person)).values("person")
+            .annotate(turns=Count("turn_id", distinct=True), used=Sum("used_delta"), reserved=Sum("reserved_delta"))
+            .order_by()
+        )
+        MemberMonthUsage.objects.filter(account_id=account_id).delete()
+        MemberMonthUsage.objects.bulk_create(
+            MemberMonthUsage(account_id=account_id, user_id=row["person"], turns=row["turns"],
+                             used_micros=row["used"], reserved_micros=row["reserved"])
+            for row in sums
+        )

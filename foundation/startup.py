@@ -7,6 +7,7 @@ once the apps are loaded and refuse to start on an error. So config names no
 app for it, and the app keeps its rule.
 """
 
+from django.apps import apps
 from django.core import checks
 from django.core.exceptions import ImproperlyConfigured
 
@@ -15,6 +16,8 @@ STARTUP = "startup"
 
 def refuse_to_start_on_errors() -> None:
     """Raise ImproperlyConfigured with every error of the STARTUP checks (needs the apps loaded)."""
+    # Before the apps are loaded no app has registered its checks: that would pass silently.
+    apps.check_apps_ready()
     errors = [
         message for message in checks.run_checks(include_deployment_checks=True, tags=[STARTUP])
         if message.is_serious()

@@ -227,6 +227,14 @@ class AccountAdmin(RecordsStaffAccess, UserAdmin):
         without = user_ids - {user_id for user_id, _ in owners}
         return owners | {(user_id, None) for user_id in without}
 
+    def user_change_password(self, request, id, form_url=""):
+        response = super().user_change_password(request, id, form_url)
+        # The password page names the account: seen like its change page.
+        user = (getattr(response, "context_data", None) or {}).get("original")
+        if response.status_code == 200 and user is not None:
+            self._record_staff_access(request, user)
+        return response
+
 
 # django.contrib.auth (installed before this app) registered its own; ours replaces it.
 if admin.site.is_registered(get_user_model()):

@@ -7,7 +7,10 @@
 # environment (docs/production.env) instead.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if [ -z "${DEBUG:-}" ]; then  # unset or empty, as in scripts/run.sh
+# A server database (DATABASE_URL not SQLite) is a deployment's: its environment governs,
+# never make run's development defaults (a key sealed under the public development secret).
+case "${DATABASE_URL:-}" in ""|sqlite:*) development=1 ;; *) development=0 ;; esac
+if [ -z "${DEBUG:-}" ] && [ "$development" = 1 ]; then  # unset or empty, as in scripts/run.sh
   export DEBUG=1
   # On stderr, so that a command whose output is its answer (create_token) stays clean.
   where=db.sqlite3; [ -z "${DATABASE_URL:-}" ] || where=DATABASE_URL  # never the URL itself: it may hold a password

@@ -15,7 +15,8 @@
   file is this module's output).
 - Pygments takes 3 to 6 µs a character (bench/README.md), and a conversation
   is rendered whenever it is shown, so again after each turn: a block longer
-  than HIGHLIGHT_MAX_CHARS is shown plain, and the last HIGHLIGHT_CACHE blocks
+  than HIGHLIGHT_MAX_CHARS is shown plain, so are a text's blocks past
+  HIGHLIGHT_TEXT_CHARS in all, and the last HIGHLIGHT_CACHE blocks
   coloured are kept (per process; a 10,000-character block and its HTML: about 35 KB).
 """
 
@@ -28,6 +29,8 @@ from pygments.token import STANDARD_TYPES, Token, _TokenType
 from pygments.util import ClassNotFound
 
 HIGHLIGHT_MAX_CHARS = 10_000
+# All the blocks of one text together (web/markdown.py): the rest of a long reply stays plain.
+HIGHLIGHT_TEXT_CHARS = 20_000
 HIGHLIGHT_CACHE = 128
 CLASS_PREFIX = "tok-"
 

@@ -20,7 +20,7 @@ from html import escape
 import nh3
 from markdown_it import MarkdownIt
 
-from web.highlight import TOKEN_CLASSES, highlight_code
+from web.highlight import HIGHLIGHT_TEXT_CHARS, TOKEN_CLASSES, highlight_code
 from web.markdown_math import MATH_CLASSES, math_plugin
 
 ALLOWED_TAGS = frozenset({
@@ -64,8 +64,14 @@ def _fence_with_language(self, tokens, idx, options, env) -> str:
     words = token.info.split()
     language = words[0] if words and _LANGUAGE.fullmatch(words[0]) else ""
     attribute = f' data-lang="{escape(language, quote=True)}"' if language else ""
-    code = highlight_code(token.content, language) or escape(token.content)
-    return f"<pre{attribute}><code>{code}</code></pre>\n"
+    # One text's blocks share a budget (env is per render): a reply of many large blocks
+    # is coloured up to HIGHLIGHT_TEXT_CHARS, the rest shown plain.
+    spent = env.get("highlighted_chars", 0)
+    coloured = None
+    if spent + len(token.content) <= HIGHLIGHT_TEXT_CHARS:
+        coloured = highlight_code(token.content, language)
+        env["highlighted_chars"] = spent + len(token.content) if coloured else spent
+    return f"<pre{attribute}><code>{coloured or escape(token.content)}</code></pre>\n"
 
 
 def _parser() -> MarkdownIt:

@@ -103,8 +103,10 @@ def _cost_of(turn: Turn, credits: str) -> int:
 
 def _close_credits(turn: Turn, credits: str, *, cost_micros: int, job: str) -> None:
     if credits == SETTLE:
-        credits_settle(turn_id=turn.id, cost_micros=cost_micros, charged_micros=charge_for(turn, cost_micros),
-                       job=job)
+        # On the deployment's key the cost is the charge ("turn cost"); on the organization's own
+        # key the entry says both (the provider's cost, the share charged).
+        charged = charge_for(turn, cost_micros) if own_key(turn) else None
+        credits_settle(turn_id=turn.id, cost_micros=cost_micros, charged_micros=charged, job=job)
     elif credits == STUCK:
         credits_keep_on_stuck(turn_id=turn.id, job=job)
     else:

@@ -4,8 +4,9 @@
 // says the same. The title only on the chat page (a host page's title is its
 // own); the notifications from the panel of a host page too.
 //
-// Privacy: a notification shows the conversation's title and a fixed sentence,
-// never the reply or the card (it may show on a locked screen or a shared desk).
+// Privacy: a notification shows the product's name and a fixed sentence, never
+// the conversation's title (the person's first words), the reply or the card: it
+// may show on a locked screen or a shared desk.
 
 import { gettext } from './i18n.js';
 
@@ -54,12 +55,11 @@ export function watchAttention(chat, { signal, focusComposer, markTitle = true }
   const title = markTitle ? titleMark(signal) : { set: () => {} };
   let replying = false;
   let unseen = ''; // the strongest news not yet seen: waiting > failed > done
-  const conversationTitle = () => chat.querySelector('.chat__title')?.textContent.trim() || gettext('Assistant');
   const show = () => title.set(unseen ? MARKS[unseen]() : replying ? MARKS.replying() : '');
 
   function notify(kind) {
     if (!notifying()) return;
-    const note = new Notification(conversationTitle(), {
+    const note = new Notification(gettext('Assistant'), {
       body: NOTICES[kind](), tag: `assistant-${chat.dataset.conversationId || 'new'}`, lang: document.documentElement.lang,
     });
     note.onclick = () => { window.focus(); focusComposer(); note.close(); };
@@ -105,7 +105,7 @@ export function initNotifyToggle() {
         ? await Notification.requestPermission() : Notification.permission;
       if (permission === 'granted') {
         storage((store) => store.setItem(NOTIFY_KEY, 'on'));
-        say(gettext("Notifications are on: when a reply ends or a card waits while this tab is hidden. They show the conversation's title only, never what was said."));
+        say(gettext("Notifications are on: when a reply ends or a card waits while this tab is hidden. They say only that, never the conversation's title or what was said."));
       } else {
         say(gettext('Your browser blocks notifications from this site: allow them in its site settings first.'));
       }

@@ -39,6 +39,14 @@ def test_opening_an_account_records_one_row_per_organization_of_the_person(owner
 
 
 @pytest.mark.django_db
+def test_the_password_page_of_an_account_is_recorded(owner):
+    staff = make_staff("mo", "auth.view_user", "auth.change_user")
+    path = reverse("admin:auth_user_password_change", args=[owner.user.pk])
+    assert logged_in(staff).get(path).status_code == 200
+    assert rows() == [("mo", owner.user.pk, owner.organization.pk, "account", str(owner.user.pk))]
+
+
+@pytest.mark.django_db
 def test_an_account_without_membership_is_recorded_without_organization(db):
     loner = User.objects.create_user("loner", password="x")
     staff = make_staff("mo", "auth.view_user")

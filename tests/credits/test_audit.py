@@ -118,6 +118,27 @@ def test_audit_names_a_persons_tampered_month_totals(activity, acme, owner):
     ]
 
 
+def test_drifted_month_totals_are_rebuilt_from_the_ledger_and_nothing_else_moves(activity, acme, owner):
+    """Totals that missed turns (a worker of the release before them settling
+    while the migration filled them) or gained some are rebuilt on request."""
+    february = CreditAccount.objects.get(organization=acme, month="2026-02")
+    january_rows = list(MemberMonthUsage.objects.exclude(account=february).values_list(
+        "pk", "turns", "used_micros", "reserved_micros"))
+    accounts = list(CreditAccount.objects.values_list("pk", "granted_micros", "used_micros", "reserved_micros"))
+    MemberMonthUsage.objects.filter(account=february).delete()
+    MemberMonthUsage.objects.create(account=february, user=None, turns=9, used_micros=9, reserved_micros=9)
+    out = io.StringIO()
+
+    call_command("credits_audit", "--rebuild-totals", stdout=out)
+
+    assert "rebuilt for 1 account(s)" in out.getvalue() and "match" in out.getvalue()
+    assert list(MemberMonthUsage.objects.filter(account=february).values_list("user", "turns")) == [
+        (owner.user.pk, 1)]
+    assert list(MemberMonthUsage.objects.exclude(account=february).values_list(
+        "pk", "turns", "used_micros", "reserved_micros")) == january_rows  # what matched is left alone
+    assert list(CreditAccount.objects.values_list("pk", "granted_micros", "used_micros", "reserved_micros")) == accounts
+
+
 def test_the_month_totals_match_the_ledger_after_every_kind_of_movement(activity, acme, owner):
     january = CreditAccount.objects.get(organization=acme, month="2026-01")
     usage = MemberMonthUsage.objects.get(account=january)

@@ -103,6 +103,7 @@ def test_an_organization_without_a_key_runs_on_the_deployments(provider, admin, 
     assert provider.requests[-1].headers["authorization"] == f"Bearer {DEPLOYMENT_KEY}"
     assert turn.key_source == DEPLOYMENT
     assert turn.cost_micros == COST_MICROS and settle_entry(turn).used_delta == COST_MICROS
+    assert settle_entry(turn).reason.startswith("turn cost:")  # not the own key's wording
 
 
 def test_an_own_key_turn_records_its_cost_and_charges_nothing_by_default(provider, admin, owner):

@@ -71,16 +71,15 @@ def test_a_notification_when_a_card_waits_in_a_hidden_tab(browser, workspace):  
     toggle.click()
     assert toggle.get_attribute("aria-pressed") == "true"
     status = page.locator("[data-notify-status]")
-    assert "the conversation's title only, never what was said" in status.inner_text()
+    assert "never the conversation's title or what was said" in status.inner_text()
     assert_accessible(page, "notifications turned on")
 
     page.evaluate("window.__setHidden(true)")
     send(page, "email Lunch at noon? to marie.keller@example.com")
     page.locator(".card--pending").wait_for()
     wait_for_reply(page)
-    title = page.locator(".chat__title").inner_text()
     notes = page.evaluate("window.__notes")
-    assert notes == [{"title": title, "body": "A card waits for your confirmation.",
+    assert notes == [{"title": "Assistant", "body": "A card waits for your confirmation.",
                       "tag": f"assistant-{page.locator('[data-chat]').get_attribute('data-conversation-id')}"}]
     assert "marie" not in notes[0]["body"] and "Lunch" not in notes[0]["body"]  # no content
     assert page.evaluate(TITLE).startswith("● Waiting for your confirmation — ")
@@ -171,6 +170,6 @@ def test_the_panel_of_a_host_page_notifies_but_leaves_the_title_and_keys_to_the_
     wait_for_panel_reply(page)
     assert page.evaluate(TITLE) == host_title  # the host page's title is its own
     assert [note["body"] for note in page.evaluate("window.__notes")] == ["The reply is ready."]
-    assert page.evaluate("window.__notes")[0]["title"] == "hello"
+    assert page.evaluate("window.__notes")[0]["title"] == "Assistant"  # never the conversation's title
     page.evaluate("window.__lastNote.onclick()")
     assert page.evaluate("document.activeElement.id") == "panel-composer-input"

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.web.test_markdown import active
-from web.highlight import BACKGROUND, HIGHLIGHT_MAX_CHARS, PALETTE, TOKEN_CLASSES, highlight_code, stylesheet
+from web.highlight import BACKGROUND, HIGHLIGHT_MAX_CHARS, HIGHLIGHT_TEXT_CHARS, PALETTE, TOKEN_CLASSES, highlight_code, stylesheet
 from web.markdown import render_markdown, sanitize
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -59,6 +59,16 @@ def test_a_block_past_the_bound_is_shown_plain():
     code = "x = 1\n" * (HIGHLIGHT_MAX_CHARS // 6 + 1)
     assert highlight_code(code, "python") is None
     assert "<span" not in render_markdown(f"```python\n{code}```")
+
+
+def test_a_texts_blocks_share_one_budget_the_rest_shown_plain():
+    """Many large blocks in one reply: Pygments' time is bounded per text, not per block."""
+    block = "y = 2\n" * (HIGHLIGHT_MAX_CHARS // 6)  # each under the per-block bound
+    count = HIGHLIGHT_TEXT_CHARS // len(block) + 3
+    html = render_markdown("\n".join(f"```python\n{block}```" for _ in range(count)))
+    coloured = [part for part in html.split("<pre")[1:] if "tok-" in part]
+    assert len(coloured) == HIGHLIGHT_TEXT_CHARS // len(block) and count > len(coloured)
+    assert html.count("<pre") == count
 
 
 def test_the_sanitizer_keeps_only_the_colour_and_maths_classes():

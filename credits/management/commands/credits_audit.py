@@ -1,6 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from credits.selectors import credits_audit_mismatches
+from credits.ledger import usage_rebuild
+from credits.selectors import USAGE_FIELDS, credits_audit_mismatches
 
 
 class Command(BaseCommand):
@@ -9,7 +10,20 @@ class Command(BaseCommand):
         "exit non-zero and name each account and field that differs."
     )
 
-    def handle(self, *args, **options):
+    def add_arguments(self, parser):
+        parser.add_argument(
+            "--rebuild-totals", action="store_true",
+            help="first rebuild the people's month totals of each account whose totals differ from its ledger "
+                 "(the account's own totals and the ledger are never changed)",
+        )
+
+    def handle(self, *args, rebuild_totals=False, **options):
+        if rebuild_totals:
+            drifted = {mismatch.account_id for mismatch in credits_audit_mismatches()
+                       if mismatch.field.split(" ")[0] in USAGE_FIELDS}
+            for account_id in sorted(drifted):
+                usage_rebuild(account_id)
+            self.stdout.write(f"People's month totals rebuilt for {len(drifted)} account(s).")
         mismatches = credits_audit_mismatches()
         for mismatch in mismatches:
             self.stderr.write(str(mismatch))
