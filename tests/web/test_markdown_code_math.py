@@ -12,7 +12,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.web.test_markdown import active
-from web.highlight import BACKGROUND, HIGHLIGHT_MAX_CHARS, HIGHLIGHT_TEXT_CHARS, PALETTE, TOKEN_CLASSES, highlight_code, stylesheet
+from web.highlight import (
+    BACKGROUND,
+    HIGHLIGHT_MAX_CHARS,
+    HIGHLIGHT_TEXT_CHARS,
+    PALETTE,
+    TOKEN_CLASSES,
+    highlight_code,
+    stylesheet,
+)
 from web.markdown import render_markdown, sanitize
 
 ROOT = Path(__file__).resolve().parents[2]
