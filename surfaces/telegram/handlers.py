@@ -14,7 +14,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.db import transaction
 from django.utils import timezone, translation
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy as _lazy
+from django.utils.translation import gettext_lazy
 from telegram import CallbackQuery, Update
 from telegram import Message as TelegramMessage
 
@@ -33,45 +33,45 @@ from surfaces.telegram.replies import card_messages
 logger = logging.getLogger("surfaces.telegram")
 
 # Rendered in the person's language by handle_update (language.py): lazy here, str() when said.
-INSTRUCTIONS = _lazy(
+INSTRUCTIONS = gettext_lazy(
     "This bot is the assistant of your organization. To use it, link your account: open the Telegram page "
     "of the assistant in your browser, ask for a code, and open the link it gives you (or send "
     "<code>/start CODE</code> here)."
 )
-INVALID_CODE = _lazy("This code is not valid (unknown, already used or expired). Ask for a new one on the "
+INVALID_CODE = gettext_lazy("This code is not valid (unknown, already used or expired). Ask for a new one on the "
                      "Telegram page.")
-TEXT_ONLY = _lazy("I can only read text messages.")
-PRIVATE_ONLY = _lazy("I only talk in a private chat: your conversations are yours. Write to me directly.")
-BUSY = _lazy("A reply is still being written in this conversation. Wait for it, then send your message again.")
-NO_CREDITS = _lazy("Your organization has used its credits for this month, so the assistant can't reply.")
-CAP_REACHED = _lazy("You have reached your monthly limit in this organization, so the assistant can't reply.")
-SUSPENDED = _lazy("Your membership in this organization is suspended; ask its administrators. Nothing was done.")
-QUEUE_DOWN = _lazy("The assistant is not available right now; your message was not sent. Please try again in a "
+TEXT_ONLY = gettext_lazy("I can only read text messages.")
+PRIVATE_ONLY = gettext_lazy("I only talk in a private chat: your conversations are yours. Write to me directly.")
+BUSY = gettext_lazy("A reply is still being written in this conversation. Wait for it, then send your message again.")
+NO_CREDITS = gettext_lazy("Your organization has used its credits for this month, so the assistant can't reply.")
+CAP_REACHED = gettext_lazy("You have reached your monthly limit in this organization, so the assistant can't reply.")
+SUSPENDED = gettext_lazy("Your membership in this organization is suspended; ask its administrators. Nothing was done.")
+QUEUE_DOWN = gettext_lazy("The assistant is not available right now; your message was not sent. Please try again in a "
                    "moment.")
-NO_MODEL = _lazy("No model is available right now; your message was not sent.")
-HELP = _lazy(
+NO_MODEL = gettext_lazy("No model is available right now; your message was not sent.")
+HELP = gettext_lazy(
     "Send a message to talk to the assistant. Commands: /stop stops the reply being written, /new starts a "
     "new conversation, /credits shows "
     "the month's balance, /org lists or switches your organizations, /unlink removes the link."
 )
 CARD_REFUSALS = {
-    cards.CardStale: _lazy("This action changed since it was shown to you; nothing was done. Ask the assistant "
+    cards.CardStale: gettext_lazy("This action changed since it was shown to you; nothing was done. Ask the assistant "
                            "again."),
-    cards.CardDecided: _lazy("This card was already decided; nothing was done."),
-    cards.CardRepeat: _lazy("An identical action was already done in this conversation; nothing was done. "
+    cards.CardDecided: gettext_lazy("This card was already decided; nothing was done."),
+    cards.CardRepeat: gettext_lazy("An identical action was already done in this conversation; nothing was done. "
                             "The card now says so: use Confirm again to do it a second time."),
-    cards.CardExpired: _lazy("This card has expired; nothing was done."),
+    cards.CardExpired: gettext_lazy("This card has expired; nothing was done."),
 }
-STOPPING = _lazy("Stopping the reply… What it wrote so far stays in the conversation.")
-NOTHING_TO_STOP = _lazy("No reply is being written in this conversation.")
-CARD_NOT_FOUND = _lazy("This card is not yours or no longer exists; nothing was done.")
-NEW_CONVERSATION = _lazy("A new conversation starts with your next message. The previous one stays in your "
+STOPPING = gettext_lazy("Stopping the reply… What it wrote so far stays in the conversation.")
+NOTHING_TO_STOP = gettext_lazy("No reply is being written in this conversation.")
+CARD_NOT_FOUND = gettext_lazy("This card is not yours or no longer exists; nothing was done.")
+NEW_CONVERSATION = gettext_lazy("A new conversation starts with your next message. The previous one stays in your "
                          "conversations in the browser.")
-NOT_LINKED_ORG = _lazy("You have not linked that organization. Link it from its Telegram page.")
-LINK_FIRST = _lazy("Link your account first; nothing was done.")
-INVALID_BUTTON = _lazy("This button is not valid; nothing was done.")
-DONE = _lazy("Done.")
-CANCELLED = _lazy("Cancelled.")
+NOT_LINKED_ORG = gettext_lazy("You have not linked that organization. Link it from its Telegram page.")
+LINK_FIRST = gettext_lazy("Link your account first; nothing was done.")
+INVALID_BUTTON = gettext_lazy("This button is not valid; nothing was done.")
+DONE = gettext_lazy("Done.")
+CANCELLED = gettext_lazy("Cancelled.")
 
 
 @dataclass

@@ -75,3 +75,26 @@ def test_the_catalogs_hold_every_string_of_the_code(tmp_path):
         for language in LANGUAGES:
             missing = found - msgids(po(language, domain))
             assert not missing, f"{language}/{domain}.po lacks {sorted(missing)[:5]}: run makemessages"
+
+
+# The names makemessages (xgettext) reads as translation calls; a string passed to any other
+# name is never extracted, so it stays English whatever the catalogs say.
+EXTRACTED_NAMES = {"_", "gettext", "gettext_lazy", "gettext_noop", "ngettext", "ngettext_lazy", "pgettext",
+                   "pgettext_lazy", "npgettext", "npgettext_lazy"}
+TRANSLATION_IMPORT = re.compile(r"from django\.utils\.translation import (.+)")
+
+
+def test_translation_functions_keep_names_makemessages_reads():
+    """A Telegram string imported `gettext_lazy as _lazy` was never extracted (and
+    makemessages then dropped its translation as obsolete)."""
+    base = Path(settings.BASE_DIR)
+    unread = []
+    for path in base.rglob("*.py"):
+        if set(path.relative_to(base).parts) & set(IGNORED):
+            continue
+        for match in TRANSLATION_IMPORT.finditer(path.read_text()):
+            for name in match.group(1).strip("()").split(","):
+                imported, _as, alias = name.strip().partition(" as ")
+                if alias and alias not in EXTRACTED_NAMES and imported in EXTRACTED_NAMES:
+                    unread.append(f"{path.relative_to(base)}: {name.strip()}")
+    assert unread == []
