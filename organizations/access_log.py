@@ -109,7 +109,7 @@ def staff_accesses_purge(*, now: datetime | None = None, batch_size: int = PURGE
     per batch (a long purge never holds the table). Returns how many.
     """
     cutoff = (now or timezone.now()) - timedelta(days=settings.STAFF_ACCESS_RETENTION_DAYS)
-    return purge_in_batches(StaffAccess.objects.filter(at__lt=cutoff), batch_size=batch_size,
+    return purge_in_batches(StaffAccess.objects.filter(at__lt=cutoff).order_by("at"), batch_size=batch_size,
                             job="purge_staff_accesses", logger=logger)
 
 

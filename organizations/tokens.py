@@ -159,6 +159,6 @@ def expired_tokens_purge(*, now: datetime | None = None, batch_size: int | None 
     knox deletes an expired token when it is presented again; this removes
     the ones nobody presents.
     """
-    expired = ApiToken.objects.filter(expiry__lt=now or timezone.now())
+    expired = ApiToken.objects.filter(expiry__lt=now or timezone.now()).order_by("expiry")
     return purge_in_batches(expired, batch_size=batch_size or settings.API_TOKEN_PURGE_BATCH_SIZE,
                             job="purge_expired_tokens", logger=logger)

@@ -16,6 +16,7 @@ from assistant.cards import cards_mark_interrupted
 from assistant.models import ActionCard
 from credits.money import current_month
 from credits.services import credits_reserve, credits_settle
+from organizations.access_log import staff_accesses_purge
 from organizations.tokens import expired_tokens_purge
 from tests.conftest import make_person
 from tests.conversations.factories import make_thread
@@ -66,8 +67,15 @@ def test_the_interrupted_card_sweep_reads_its_partial_index(owner):
 
 
 def test_the_expired_token_purge_reads_the_expiry_index(owner):
+    # Ordered by primary key, an empty table's plan walked the key filtering
+    # each row's expiry (what CI caught once): the batch is ordered by expiry.
     plan = plans_of(expired_tokens_purge)
-    assert "apitoken_expiry" in plan, plan
+    assert "apitoken_expiry" in plan and "apitoken_pkey" not in plan, plan
+
+
+def test_the_staff_access_purge_reads_the_date_index(owner):
+    plan = plans_of(staff_accesses_purge)
+    assert "staffaccess_at" in plan and "staffaccess_pkey" not in plan, plan
 
 
 def test_the_turns_export_of_an_organization_reads_its_index(owner):
