@@ -36,6 +36,9 @@ from tools.registry import get_tool
 PAGE_CONTEXT_SEEN = SeenCall(flags=frozenset({"private"}))
 # A file the person attached: written by someone else, it may carry instructions.
 ATTACHED_FILE_SEEN = SeenCall(flags=frozenset({"untrusted"}))
+# A `tool` message's free text: only a client writes one (the loop keeps results on their calls),
+# so it is an uploaded tool result the engine can't vouch for.
+UPLOADED_TOOL_TEXT_SEEN = SeenCall(flags=None)
 
 UNFINISHED_CALL = "This tool call did not finish (the turn was interrupted)."
 
@@ -122,6 +125,8 @@ def load_context(thread_id: UUID) -> Context:
                 # The application's events carry cards' descriptions and outcomes:
                 # they taint like the tool that proposed them (superseded or not).
                 seen.extend(seen_tool(name) for name in event_tool_names(content))
+        if role == Message.Role.TOOL and content:
+            seen.append(UPLOADED_TOOL_TEXT_SEEN)
         if message_id in files:  # seen once sent, as a superseded reply's reads
             seen.append(ATTACHED_FILE_SEEN)
         if superseded_at is None:  # a previous version (regenerated, edited) is never sent again
