@@ -228,14 +228,25 @@ def _check_forbids_unknown_fields(schema: Any, where: str) -> None:
 
 
 @dataclass(frozen=True)
+class ContextTitle:
+    """What a page context's resolver may return instead of the bare title: the
+    title and whether it was written from third-party content (read back, it
+    taints the context as untrusted, as the tool results it came from)."""
+
+    text: str
+    untrusted: bool = False
+
+
+@dataclass(frozen=True)
 class Toolset:
     """The tools one app declares; settings.ASSISTANT_TOOLSETS names toolsets by dotted path."""
 
     tools: tuple[Tool, ...]
     name: str = ""
     # What a host page may say the person has open: kind -> resolve(member, id) -> its
-    # title, raising ToolNotFound when that member can't see it (assistant/page_context.py).
-    contexts: Mapping[str, Callable[[Member, str], str]] = field(default_factory=dict)
+    # title (a str or a ContextTitle), raising ToolNotFound when that member can't see it
+    # (assistant/page_context.py).
+    contexts: Mapping[str, Callable[[Member, str], "str | ContextTitle"]] = field(default_factory=dict)
 
     def __post_init__(self):
         object.__setattr__(self, "tools", tuple(self.tools))
