@@ -28,7 +28,7 @@ from surfaces.telegram import linking, services
 from surfaces.telegram.formatting import escape
 from surfaces.telegram.language import chosen_language, language_for
 from surfaces.telegram.models import ReceivedUpdate, StreamedReply
-from surfaces.telegram.replies import card_messages
+from surfaces.telegram.replies import LONG_REPEAT, clicked_card_message
 
 logger = logging.getLogger("surfaces.telegram")
 
@@ -258,14 +258,18 @@ def handle_click(query: CallbackQuery) -> Outcome:
         answer[1]["text"] = str(CARD_REFUSALS[type(refusal)])
         logger.info("telegram_card_refused",
                     extra={"card_id": str(click.card_id), "refusal": type(refusal).__name__})
-        card = refusal.card
+        card, now_repeats = refusal.card, isinstance(refusal, cards.CardRepeat)
     else:
         answer[1]["text"] = str(DONE if click.confirm else CANCELLED)
+        now_repeats = False
+    # The clicked message is the card's last (the one with the buttons).
+    text, buttons_allowed = clicked_card_message(card, now_repeats=now_repeats)
+    if not buttons_allowed:
+        answer[1]["text"] = _(LONG_REPEAT)
     if query.message is not None:
-        keep = services.card_buttons(card) if card.status == cards.Status.PENDING else None
-        # The clicked message is the card's last (the one with the buttons).
+        keep = services.card_buttons(card) if buttons_allowed and card.status == cards.Status.PENDING else None
         outcome.calls.append(("edit_html", {"chat_id": query.message.chat.id, "message_id": query.message.message_id,
-                                            "text": card_messages(card)[-1], "buttons": keep}))
+                                            "text": text, "buttons": keep}))
     return outcome
 
 
