@@ -87,3 +87,27 @@ def test_a_list_page_records_each_person_it_shows_and_they_are_told(owner, colle
         (owner.user.pk, "note", ""), (colleague.user.pk, "note", "")])
     data_page = web_client(owner).get("/data/").content.decode()
     assert "a staff member saw a list that showed some of your data" in data_page
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("kind", ["note", "inbox_message", "sent_email"])
+def test_the_bulk_delete_action_records_each_person_whose_objects_it_shows_and_deletes(
+        owner, colleague, workspace_objects, kind):
+    """The list's "Delete selected" action shows the chosen objects (their
+    titles) on its confirmation page, then deletes them: a person's data
+    seen and destroyed by staff, so it leaves a row per person, as the
+    object's own delete page does."""
+    obj = workspace_objects[kind]
+    label = obj._meta.model_name
+    staff = make_staff("mo", f"workspace.view_{label}", f"workspace.delete_{label}")
+    client = logged_in(staff)
+    changelist = reverse(f"admin:{obj._meta.app_label}_{label}_changelist")
+    chosen = {"action": "delete_selected", "_selected_action": [obj.pk]}
+
+    shown = client.post(changelist, chosen)
+    assert shown.status_code == 200 and "Are you sure" in shown.content.decode()
+    deleted = client.post(changelist, {**chosen, "post": "yes"})
+    assert deleted.status_code == 302 and not type(obj).objects.filter(pk=obj.pk).exists()
+
+    people = list(StaffAccess.objects.values_list("staff_username", "person_id", "organization_id", "kind"))
+    assert people == [("mo", owner.user.pk, owner.organization.pk, kind)] * 2
