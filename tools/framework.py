@@ -73,10 +73,13 @@ class Description:
 
     `snapshot` (JSON-able) is the current state of everything the action
     touches; its fingerprint is compared again when the person clicks.
+    `marks`: flags it carries beyond the tool's `shows` (a note's title written from
+    third-party content: {"untrusted"}); they taint as a read result's marks do.
     """
 
     text: str
     snapshot: dict[str, Any]
+    marks: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -229,9 +232,7 @@ def _check_forbids_unknown_fields(schema: Any, where: str) -> None:
 
 @dataclass(frozen=True)
 class ContextTitle:
-    """What a page context's resolver may return instead of the bare title: the
-    title and whether it was written from third-party content (read back, it
-    taints the context as untrusted, as the tool results it came from)."""
+    """A page context's title, and whether it was written from third-party content (then untrusted)."""
 
     text: str
     untrusted: bool = False
@@ -328,7 +329,11 @@ def execute(tool: Tool, member: Member, tool_input: Any, *, context: ToolContext
 
 def result_marks(tool: Tool, result: Any) -> frozenset[str]:
     """The flags a stored result of this tool carries itself (see `result_marks`)."""
-    if tool.result_marks is None or result is None:
+    if result is None:
+        return frozenset()
+    if not tool.runs_in_loop:  # a proposal (assistant.proposals): its description's marks
+        return frozenset(flag for flag in SHOWN_FLAGS if isinstance(result, dict) and result.get(flag) is True)
+    if tool.result_marks is None:
         return frozenset()
     return frozenset(tool.result_marks(result))
 
@@ -337,7 +342,9 @@ def describe(tool: Tool, member: Member, tool_input: Any) -> Description:
     """What a confirm/send tool would do now; ToolNotFound if the target is not the person's."""
     _require_proposal(tool)
     description = tool.describe(member, _coerce_input(tool, tool_input))
-    return Description(text=description.text, snapshot=to_jsonable_python(description.snapshot))
+    if not description.marks <= SHOWN_FLAGS:
+        raise ImproperlyConfigured(f"Tool {tool.name!r}: a description's marks are among {sorted(SHOWN_FLAGS)}.")
+    return Description(description.text, to_jsonable_python(description.snapshot), frozenset(description.marks))
 
 
 def perform(tool: Tool, member: Member, tool_input: Any) -> Any:

@@ -241,6 +241,8 @@ def describe_delete_note(member: Member, params: DeleteNoteInput) -> Description
     return Description(
         text=f"Delete the note “{note.title}”",
         snapshot={"id": note.id, "title": note.title, "body": note.body, "updated_at": note.updated_at},
+        # Its title, told to the model, is third-party content when the note was written from it.
+        marks=frozenset({"untrusted"}) if note.written_from_untrusted else frozenset(),
     )
 
 
