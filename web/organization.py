@@ -44,7 +44,7 @@ from providers.org_models import (
     provider_key_save,
 )
 from web.changes import change_sentence
-from web.instructions import too_long
+from web.instructions import InstructionsForm, too_long
 from web.members import member_required
 from web.views import shell_context, with_csp
 
@@ -224,6 +224,9 @@ def choose_model(request) -> str:
 
 @admin_action
 def save_instructions(request) -> str:
+    form = InstructionsForm(request.POST)
+    if not form.is_valid():  # a NUL (PostgreSQL text can't hold one): Django's own words for it
+        raise Refused(" ".join(form.errors.get("instructions", [])))
     try:
         organization_instructions_set(request.member, text=request.POST.get("instructions", ""))
     except InstructionsTooLong:
