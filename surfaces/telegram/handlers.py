@@ -67,6 +67,8 @@ NOTHING_TO_STOP = gettext_lazy("No reply is being written in this conversation."
 CARD_NOT_FOUND = gettext_lazy("This card is not yours or no longer exists; nothing was done.")
 NEW_CONVERSATION = gettext_lazy("A new conversation starts with your next message. The previous one stays in your "
                          "conversations in the browser.")
+LINKED_TO_ANOTHER = gettext_lazy("This Telegram account is linked to another person, so this code was not used. To "
+                                  "link it to someone else, first send /unlink (once per organization).")
 NOT_LINKED_ORG = gettext_lazy("You have not linked that organization. Link it from its Telegram page.")
 LINK_FIRST = gettext_lazy("Link your account first; nothing was done.")
 INVALID_BUTTON = gettext_lazy("This button is not valid; nothing was done.")
@@ -149,6 +151,9 @@ def _start(chat_id: int, account: int, code: str) -> Outcome:
     except linking.InvalidCode:
         logger.info("telegram_link_refused", extra={"chat_id": chat_id})
         return Outcome().say(chat_id, INVALID_CODE)
+    except linking.LinkedToAnother:
+        logger.info("telegram_link_refused", extra={"chat_id": chat_id, "refusal": "linked_to_another"})
+        return Outcome().say(chat_id, LINKED_TO_ANOTHER)
     logger.info("telegram_linked", extra={"link_id": link.id, "organization_id": link.organization_id})
     # The update's language was picked before this account spoke for anyone: from now on, their web choice.
     with translation.override(chosen_language(account) or translation.get_language()):
