@@ -111,3 +111,31 @@ def test_the_bulk_delete_action_records_each_person_whose_objects_it_shows_and_d
 
     people = list(StaffAccess.objects.values_list("staff_username", "person_id", "organization_id", "kind"))
     assert people == [("mo", owner.user.pk, owner.organization.pk, kind)] * 2
+
+
+@pytest.mark.django_db
+def test_the_ledger_records_each_person_whose_turns_it_shows_and_not_a_grants_staff(owner, colleague, root):
+    """A turn's reservation names the person who started it (its actor): the
+    ledger, listed or searched by their name, shows their turns, when and
+    what they cost, as the turns' admin does. A grant's actor is staff: no row."""
+    import uuid
+
+    from credits.models import LedgerEntry
+    from credits.services import credits_grant, credits_reserve
+    from tests.web.conftest import web_client
+
+    credits_reserve(owner.member, turn_id=uuid.uuid4())
+    credits_grant(organization=owner.organization, credits=5, staff_user=root, reason="Pilot")
+    client = logged_in(make_staff("mo", "credits.view_ledgerentry"))
+    listing = reverse("admin:credits_ledgerentry_changelist")
+
+    assert client.get(listing, {"q": owner.user.username}).status_code == 200
+    assert list(StaffAccess.objects.values_list("person_id", "kind", "object_id")) == [
+        (owner.user.pk, "ledger_entry", "")]
+    reserve = LedgerEntry.objects.get(kind="reserve")
+    grant = LedgerEntry.objects.get(kind="grant")
+    for entry in (reserve, grant):
+        assert client.get(reverse("admin:credits_ledgerentry_change", args=[entry.pk])).status_code == 200
+    assert list(StaffAccess.objects.filter(object_id__gt="").values_list("person_id", "object_id")) == [
+        (owner.user.pk, str(reserve.pk))]
+    assert "a staff member looked at what one of your replies cost" in web_client(owner).get("/data/").content.decode()
