@@ -252,7 +252,8 @@ def save_key(request) -> str:
 
 @admin_action
 def remove_key(request, provider: str) -> str:
-    if not provider_key_remove(request.member, provider=provider):
+    # Only a provider's name reaches the query (a crafted one, with a NUL, failed on PostgreSQL).
+    if provider not in ProviderKey.Provider.values or not provider_key_remove(request.member, provider=provider):
         raise Http404("No such key.")
     return _("The key was removed.")
 
