@@ -126,7 +126,10 @@ export function mountChat(chat, { panel = false } = {}) {
   async function submit() {
     const text = input.value;
     if (!text.trim() || state.busy || attachments.busy) return;
-    if (state.editing) { redo('edit', { message: text, attachments: attachments.files.map((file) => file.id) }); return; }
+    if (state.editing) { // the message's files still shown are those the new version keeps
+      redo('edit', { message: text, attachments: attachments.files.map((file) => file.id) });
+      return;
+    }
     hideBanner();
     setBusy(true, { sending: true });
     const files = attachments.files;
