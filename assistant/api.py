@@ -17,7 +17,7 @@ from rest_framework.response import Response
 from assistant import chat, chat_reply, live, page_context, selectors, service, turns
 from assistant.models import Turn
 from conversations.api import BUSY, ModelField, model_not_allowed, parse_conversation_id
-from conversations.files import FileAlreadyAttached, FileNotFound
+from conversations.files import FileAlreadyAttached, FileNotFound, FileNotOfMessage
 from conversations.models import Message
 from conversations.selectors import ConversationNotFound
 from conversations.services import ConversationBusy
@@ -150,10 +150,18 @@ class EditRequestSerializer(StrictSerializer):
         max_length=100_000, trim_whitespace=False,
         validators=[RegexValidator(NOT_BLANK_WITHOUT_NUL, message="The message is empty.")],
     )
+    attachments = AttachmentIdsField(
+        child=StrictUUIDField(), required=False,
+        help_text="Omitted: the new version keeps all the files of the message it replaces. Given: only these "
+        "of them (their ids as GET /api/conversations/{id} shows them on that message; [] keeps none). Another "
+        "of the person's files is 400 `file_not_in_message`, a file that is not theirs 404 `not_found`; "
+        "nothing written.",
+    )
 
 
 REDO_ERRORS = ("credits_exhausted", "not_found", "conversation_busy", "conversation_full", "nothing_to_redo",
                "queue_unavailable", "model_unavailable", "model_not_allowed")
+EDIT_ERRORS = (*REDO_ERRORS, "file_not_in_message", "too_many_files")
 VERSIONS = ("The replaced messages stay in the StoredConversation with `supersededAt` set (a previous version, "
             "never sent to the model again); the new version follows them. An edit supersedes the message and its "
             "reply at the same instant, so replies superseded earlier are that message's regenerated ones. "
@@ -179,15 +187,18 @@ class EditView(MemberAPIView):
     throttle_scopes = {"POST": "chat"}
 
     @extend_schema(operation_id="conversation_edit", parameters=[ORGANIZATION_PARAMETER],
-                   request=EditRequestSerializer, responses={202: ChatResponse}, extensions=errors(*REDO_ERRORS),
+                   request=EditRequestSerializer, responses={202: ChatResponse}, extensions=errors(*EDIT_ERRORS),
                    description="The last user message edited and resent (the new one's `replaces` names the "
                    "old one). " + VERSIONS)
     def post(self, request, conversation_id: str):
         thread_id = parse_conversation_id(conversation_id)
         serializer = EditRequestSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
+        keep = serializer.validated_data.get("attachments")
+        if keep is not None:
+            keep = checked_attachments(keep)
         return submitted_or_error(lambda: chat.chat_edit(
-            self.member, conversation_id=thread_id, message=serializer.validated_data["message"]))
+            self.member, conversation_id=thread_id, message=serializer.validated_data["message"], attachments=keep))
 
 
 def submitted_or_error(submit) -> Response:
@@ -202,6 +213,9 @@ def submitted_or_error(submit) -> Response:
         raise not_found("No such conversation.") from None
     except FileNotFound:
         raise not_found("No such file.") from None
+    except FileNotOfMessage:
+        raise bad_request("file_not_in_message", "An edited message keeps only files of the message it replaces.",
+                          {"attachments": ["Not a file of the message it replaces."]}) from None
     except FileAlreadyAttached:
         raise conflict("file_already_attached", "This file already goes with another message.") from None
     except ConversationBusy:

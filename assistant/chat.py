@@ -106,15 +106,19 @@ def chat_regenerate(member: Member, *, conversation_id: UUID) -> SubmittedTurn:
     return _redo(member, conversation_id=conversation_id, new_text=None)
 
 
-def chat_edit(member: Member, *, conversation_id: UUID, message: str) -> SubmittedTurn:
+def chat_edit(member: Member, *, conversation_id: UUID, message: str,
+              attachments: list[UUID] | None = None) -> SubmittedTurn:
     """The last user message edited and resent: it and its reply stay as a
-    previous version; the new message (`replaces` the old one) gets a turn."""
+    previous version; the new message (`replaces` the old one) gets a turn.
+    `attachments`: the files of the old message the new one keeps (None: all);
+    FileNotFound or FileNotOfMessage for any other (nothing written)."""
     thread = thread_get_for_member(member, conversation_id)
     check_room(history_bytes(load_history(thread.id)), message)
-    return _redo(member, conversation_id=conversation_id, new_text=message)
+    return _redo(member, conversation_id=conversation_id, new_text=message, keep=attachments)
 
 
-def _redo(member: Member, *, conversation_id: UUID, new_text: str | None) -> SubmittedTurn:
+def _redo(member: Member, *, conversation_id: UUID, new_text: str | None,
+          keep: list[UUID] | None = None) -> SubmittedTurn:
     enqueue_error: list[Exception] = []
     turn_id = uuid.uuid4()  # marks the events block this turn delivers, as in chat_submit
     with transaction.atomic():
@@ -138,7 +142,9 @@ def _redo(member: Member, *, conversation_id: UUID, new_text: str | None) -> Sub
             user_message = message_append(member, thread=thread, role=Message.Role.USER, content=new_text,
                                           turn_id=turn_id)
             Message.objects.filter(id=user_message.id).update(replaces=last.client_id)
-            files_copy(member, source=last, message=user_message)  # the edited message keeps its files
+            # The edited message keeps its files (those it names, when it does);
+            # a refusal ends this whole transaction (nothing written).
+            files_copy(member, source=last, message=user_message, keep=keep)
         turn = Turn.objects.create(
             id=turn_id, thread=thread, organization_id=member.organization_id, user_id=member.user_id,
             user_message=user_message, model_option=option.id,

@@ -47,6 +47,10 @@ class FileAlreadyAttached(Exception):
     """A file goes with one message only (409)."""
 
 
+class FileNotOfMessage(Exception):
+    """An edit keeps only files of the message it replaces (400)."""
+
+
 def files_of(member: Member) -> QuerySet[Attachment]:
     """The one tenant filter for files."""
     return Attachment.objects.filter(organization_id=member.organization_id, user_id=member.user_id)
@@ -140,14 +144,30 @@ def files_claim(member: Member, file_ids: list[UUID], message: Message) -> list[
     return [found[file_id] for file_id in file_ids]
 
 
-def files_copy(member: Member, *, source: Message, message: Message) -> list[Attachment]:
+def files_copy(member: Member, *, source: Message, message: Message,
+               keep: list[UUID] | None = None) -> list[Attachment]:
     """The person's files of `source` attached to `message` as well, copied (in
     the caller's transaction): an edited message keeps its files, and the
-    previous version still shows the ones it was sent with."""
+    previous version still shows the ones it was sent with. `keep`: only these
+    of them (None: all). Raises FileNotFound for an id that is not the
+    person's, FileNotOfMessage for one of theirs that `source` does not have
+    (before anything is copied)."""
     fields = [field.attname for field in Attachment._meta.concrete_fields if field.name not in ("id", "message")]
-    originals = files_of(member).filter(message=source).order_by("created_at", "id").values(*fields)
+    originals = files_of(member).filter(message=source)
+    if keep is not None:
+        _check_kept(member, source, keep)
+        originals = originals.filter(id__in=keep)
+    originals = originals.order_by("created_at", "id").values(*fields)
     return Attachment.objects.bulk_create(
         [Attachment(**original, id=uuid.uuid4(), message=message) for original in originals])
+
+
+def _check_kept(member: Member, source: Message, keep: list[UUID]) -> None:
+    messages = dict(files_of(member).filter(id__in=keep).values_list("id", "message_id"))
+    if len(messages) != len(set(keep)):
+        raise FileNotFound
+    if any(message_id != source.id for message_id in messages.values()):
+        raise FileNotOfMessage
 
 
 def files_model_bytes(member: Member, file_ids: list[UUID]) -> int:

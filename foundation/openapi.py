@@ -38,6 +38,7 @@ ERROR_STATUS = {
     "unreadable_pdf": status.HTTP_400_BAD_REQUEST,
     "too_many_pages": status.HTTP_400_BAD_REQUEST,
     "too_many_files": status.HTTP_400_BAD_REQUEST,
+    "file_not_in_message": status.HTTP_400_BAD_REQUEST,
     "id_mismatch": status.HTTP_400_BAD_REQUEST,
     "instructions_too_long": status.HTTP_400_BAD_REQUEST,
     "model_not_allowed": status.HTTP_400_BAD_REQUEST,

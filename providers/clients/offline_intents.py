@@ -12,9 +12,10 @@ import re
 _FLAGS = re.I | re.S
 
 _VERBS = {
-    "read": ("open", "read", "show", "öffne", "lies", "zeig", "zeige", "ouvre", "lis", "affiche", "montre",
-             "apri", "leggi", "mostra"),
-    "delete": ("delete", "remove", "lösche", "lösch", "entferne", "supprime", "efface", "elimina", "cancella"),
+    "read": ("open", "read", "show", "öffne", "lies", "zeig", "zeige", "öffnen", "lesen", "zeigen", "ouvre", "lis",
+             "affiche", "montre", "apri", "leggi", "mostra"),
+    "delete": ("delete", "remove", "lösche", "lösch", "entferne", "löschen", "entfernen", "supprime", "efface",
+               "elimina", "cancella"),
 }
 VERB_ACTION = {verb: action for action, verbs in _VERBS.items() for verb in verbs}
 # The note a follow-up names among those last listed: 1-based, -1 for the last.
@@ -48,17 +49,17 @@ def _table(rows: str, **parts: str) -> list[tuple[str, str, re.Pattern[str]]]:
 
 # The e-mail forms first: the body of a mail may hold any of the other phrases.
 EMAILS = _table(r"""
-email de (?:sende|schicke?|schreibe?) (?:eine )?e-?mail an {to}\s*(?::|mit dem text)\s*(?P<body>.+)
+email de {de_send} (?:eine )?e-?mail an {to}\s*(?::|mit dem text)\s*(?P<body>.+)
 email fr (?:envoie|envoyer|écris) (?:un )?(?:e-?mail|courriel) à {to}\s*:\s*(?P<body>.+)
 email it (?:invia|manda|scrivi) (?:un['’]\s?|una )?e-?mail a {to}\s*:\s*(?P<body>.+)
-""", to=r"(?P<to>[^\s@]+@[^\s@]+?)")
+""", to=r"(?P<to>[^\s@]+@[^\s@]+?)", de_send=r"(?:sende|schicke?|schreibe?|(?:senden|schicken|schreiben) sie)")
 
 FOLLOW_UPS = _table(r"""
 # A note of the last list, by its place; or "it": the note last spoken of.
 pick en \b(?P<verb>open|read|show|delete|remove)\b(?: me)? the (?P<ordinal>{en})\b
 pick en \b(?P<verb>open|read|show|delete|remove) (?:it|that one|this one){end}
-pick de \b(?P<verb>öffne|lies|zeige?|lösche?|entferne)\b(?: mir)? (?:die|den|das) (?P<ordinal>{de})[nr]?\b
-pick de \b(?P<verb>öffne|lies|zeige?|lösche?|entferne) (?:sie|es|ihn|diese){end}
+pick de \b(?P<verb>{de_verb})\b(?: sie)?(?: mir)? (?:die|den|das) (?P<ordinal>{de})[nr]?\b
+pick de \b(?P<verb>{de_verb})(?: sie)? (?:sie|es|ihn|diese){end}
 pick fr \b(?P<verb>ouvre|lis|affiche|montre|supprime|efface)\b(?:-moi)? (?:la|le) (?P<ordinal>{fr})\b
 pick fr \b(?P<verb>ouvre|lis|affiche|montre|supprime|efface)-(?:la|le)\b
 pick it \b(?P<verb>apri|leggi|mostra|elimina|cancella)\b(?:mi)? (?:la|il|lo|l['’]) ?(?P<ordinal>{it})\b
@@ -72,43 +73,46 @@ mail_status fr (?:\bl['’]\s?e-?mail|\ble (?:mail|courriel)|\bmon (?:e-?mail|co
 mail_status it (?:\bl['’]\s?e-?mail|\bla (?:mail|posta))\b.*?\b(?:partit[ao]|inviat[ao]|spedit[ao])\b
 # What can you render? One reply with Markdown, a table, code and a formula.
 showcase en \bwhat (?:can|do) you (?:render|show|display|format)\b
-showcase de \bwas kannst du (?:alles )?(?:darstellen|anzeigen|rendern)\b
+showcase de \bwas (?:kannst du|können sie) (?:alles )?(?:darstellen|anzeigen|rendern)\b
 showcase fr \b(?:que (?:peux|sais)-tu|qu['’]est-ce que tu (?:peux|sais)) (?:afficher|rendre|montrer)\b
 showcase it \bcosa (?:puoi|sai) (?:mostrare|visualizzare|rendere)\b
-""", en=_EN_ORD, de=_DE_ORD, fr=_FR_ORD, it=_IT_ORD, end=r"\s*[.!?]*\s*$")
+""", en=_EN_ORD, de=_DE_ORD, fr=_FR_ORD, it=_IT_ORD, end=r"\s*[.!?]*\s*$",
+    # The informal forms ("öffne") and the formal ones ("öffnen Sie", the help's).
+    de_verb=_words("öffne", "lies", "zeige", "zeig", "lösche", "lösch", "entferne",
+                   "öffnen", "lesen", "zeigen", "löschen", "entfernen"))
 
 # The chat page's examples and the help's, as the catalogs (locale/) and offline_phrases word them.
 REQUESTS = _table(r"""
 # "This note": the one the person has open (a page context, assistant/page_context.py).
-this_note de \b(?:fasse diese notiz zusammen|lies diese notiz|was steht in dieser notiz)\b
+this_note de \b(?:(?:fasse|fassen sie) diese notiz zusammen|(?:lies|lesen sie) diese notiz|was steht in dieser notiz)\b
 this_note fr \b(?:résume|lis) cette note\b
 this_note it \b(?:riassumi|leggi) questa nota\b
 search de notizen nach (?P<query>.+?) durchsuchen
-search de durchsuche (?:meine |die )?notizen nach (?P<query>.+)
+search de (?:durchsuche|durchsuchen sie) (?:meine |die )?notizen nach (?P<query>.+)
 search fr (?:re)?cherch(?:er|e) (?P<query>.+?) dans (?:mes |les )?notes
 search it cerca (?P<query>.+?) nelle (?:mie )?note
-inbox de posteingang (?:lesen|anzeigen)|(?:lies|zeige?)(?: mir)? meinen posteingang
+inbox de posteingang (?:lesen|anzeigen)|(?:lies|zeige?|(?:lesen|zeigen) sie)(?: mir)? meinen posteingang
 inbox fr boîte de réception
 inbox it casella di posta
 create de notiz (?:mit dem titel )?(?P<title>.+?) (?:erstellen|anlegen)(?:\s*:\s*(?P<body>.*))?$
-create de (?:erstelle|lege) eine (?:neue )?notiz (?:mit dem titel )?(?P<title>.+?)(?:\s*:\s*(?P<body>.*))?$
+create de {de_make} eine (?:neue )?notiz (?:mit dem titel )?(?P<title>.+?)(?:\s*:\s*(?P<body>.*))?$
 create fr (?:créer|crée) une note (?:intitulée )?(?P<title>.+?)(?:\s*:\s*(?P<body>.*))?$
 create it crea una nota (?:intitolata )?(?P<title>.+?)(?:\s*:\s*(?P<body>.*))?$
 delete de notiz (?P<query>.+?) löschen
-delete de lösche (?:die |meine )?notiz (?P<query>.+)
+delete de (?:lösche|löschen sie) (?:die |meine )?notiz (?P<query>.+)
 delete fr supprimer? (?:la )?note (?P<query>.+)
 delete it elimina (?:la )?nota (?P<query>.+)
-read de lies (?:die |meine )?notiz (?P<query>.+)
+read de (?:lies|lesen sie) (?:die |meine )?notiz (?P<query>.+)
 read fr lis (?:la )?note (?P<query>.+)
 read it leggi (?:la )?nota (?P<query>.+)
-""")
+""", de_make=r"(?:erstelle|lege|(?:erstellen|legen) sie)")
 
 # Words common in everyday sentences of each language: the language of a
 # message no pattern matched (the help is then given in it).
 _COMMON = {
     "en": "i you my me the a an and is are what how please for with not hello thanks weather today can it to do",
-    "de": "ich du mein meine meinen die der das und nicht ist was wie bitte kannst eine einen hallo danke "
-          "wetter heute mir mit",
+    "de": "ich du sie mein meine meinen die der das und nicht ist was wie bitte kannst können eine einen hallo "
+          "danke wetter heute mir mit",
     "fr": "je tu vous mes mon ma les le une un et est dans quel quelle que qui bonjour merci pour avec pas "
           "temps fait aujourd'hui",
     "it": "io mi mio mia mie miei il lo gli una uno è nelle nella che cosa come ciao grazie per con non oggi "

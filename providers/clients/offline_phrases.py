@@ -2,6 +2,8 @@
 it): `say(language, key, **fields)`. The English texts are the model's own
 (tests pin them); the others say the same, and their help lists examples that
 the model understands in that language (providers/clients/offline_intents.py).
+The German texts say "Sie" throughout, the help's examples too (the model
+understands them in the informal "du" as well).
 
 No Django import.
 """
@@ -61,10 +63,10 @@ _DE = {
     "help": (
         "Hallo! Ich bin das Offline-Demomodell: Ich laufe ohne Netzwerk auf diesem Rechner "
         "und verstehe nur ein paar einfache Bitten. Versuchen Sie zum Beispiel: "
-        '"durchsuche meine Notizen nach Budget" (dann "öffne die zweite" oder "lösche sie"), '
-        '"lies meinen Posteingang", "erstelle eine Notiz mit dem Titel Einkauf: Milch und Eier", '
-        '"lies die Notiz Einkauf", "lösche die Notiz Einkauf", "was kannst du darstellen?", '
-        '"ist die E-Mail rausgegangen?" oder "sende eine E-Mail an alice@example.com: Bis Mittag".'
+        '"durchsuchen Sie meine Notizen nach Budget" (dann "öffnen Sie die zweite" oder "löschen Sie sie"), '
+        '"lesen Sie meinen Posteingang", "erstellen Sie eine Notiz mit dem Titel Einkauf: Milch und Eier", '
+        '"lesen Sie die Notiz Einkauf", "löschen Sie die Notiz Einkauf", "was können Sie darstellen?", '
+        '"ist die E-Mail rausgegangen?" oder "senden Sie eine E-Mail an alice@example.com: Bis Mittag".'
     ),
     "no_open_note": (
         "Ich weiss nicht, welche Notiz Sie meinen: Öffnen Sie eine Notiz im Produkt und fragen Sie mich "

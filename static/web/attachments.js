@@ -1,7 +1,9 @@
 // Files to send with the next message: the paperclip, a drop on the chat, a
 // paste in the composer. Each file is uploaded at once (POST /api/files: the
 // server judges its type from its bytes) and shown as a chip until it is sent
-// or removed; chat.js sends the ids with the message.
+// or removed; chat.js sends the ids with the message. While the last message
+// is edited, the chips are its files instead (each removable; none added): the
+// edit sends the ids of those left, which the new version keeps.
 
 import { api, el } from './api.js';
 import { gettext, interpolate } from './i18n.js';
@@ -18,6 +20,15 @@ const size = (bytes) => (bytes < 1024 ? interpolate(gettext('%(n)s bytes'), { n:
   : bytes < 1024 * 1024 ? interpolate(gettext('%(n)s KB'), { n: Math.round(bytes / 1024) })
     : interpolate(gettext('%(n)s MB'), { n: (bytes / (1024 * 1024)).toFixed(1) }));
 
+// The files a sent message shows (templates/web/_files.html), to keep or drop when it is edited.
+export function messageFiles(list) {
+  if (!list?.classList.contains('msg__files')) return [];
+  return [...list.querySelectorAll('[data-file-id]')].map((item) => ({
+    id: item.dataset.fileId, name: item.querySelector('.file__name').textContent.trim(),
+    meta: item.querySelector('.file__meta').textContent.trim(),
+  }));
+}
+
 // The files of a message just sent, shown on it until the server's rendering replaces it.
 export function sentFiles(files) {
   return el('ul', { class: 'msg__files', 'aria-label': gettext('Attached files') },
@@ -30,21 +41,28 @@ export function mountAttachments(chat, { signal, announce, showError }) {
   const list = chat.querySelector('[data-attachments]');
   const picker = chat.querySelector('[data-file-input]');
   const input = chat.querySelector('[data-composer-input]');
+  const paperclip = chat.querySelector('[data-attach]');
   let files = []; // {id, name, type, size} once uploaded
+  let kept = null; // while editing: the edited message's files still kept, {id, name, meta}
   let uploading = 0;
 
   function render() {
-    list.replaceChildren(...files.map((file) => el('li', { class: 'attachment' },
+    const shown = kept ?? files;
+    list.replaceChildren(...shown.map((file) => el('li', { class: 'attachment' },
       el('span', { class: 'attachment__name' }, file.name),
-      el('span', { class: 'attachment__meta' }, `${file.type} · ${size(file.size)}`),
+      el('span', { class: 'attachment__meta' }, file.meta ?? `${file.type} · ${size(file.size)}`),
       el('button', {
         type: 'button', class: 'icon-btn attachment__remove', 'data-remove-file': file.id,
         'aria-label': interpolate(gettext('Remove %(name)s'), { name: file.name }),
       }, '×'))));
-    list.hidden = files.length === 0 && uploading === 0;
+    list.hidden = shown.length === 0 && (kept !== null || uploading === 0);
   }
 
   async function add(chosen) {
+    if (kept) { // the edit API keeps files of the message, it takes no new one
+      showError(gettext('An edited message keeps or drops its own files: send new files with a new message.'));
+      return;
+    }
     for (const file of chosen) {
       if (files.length + uploading >= MAX_FILES) {
         showError(interpolate(gettext('A message can take at most %(n)s files.'), { n: MAX_FILES }));
@@ -65,12 +83,13 @@ export function mountAttachments(chat, { signal, announce, showError }) {
     }
   }
 
-  chat.querySelector('[data-attach]').addEventListener('click', () => picker.click(), { signal });
+  paperclip.addEventListener('click', () => picker.click(), { signal });
   picker.addEventListener('change', () => { add([...picker.files]); picker.value = ''; }, { signal });
   list.addEventListener('click', (event) => {
     const id = event.target.closest('[data-remove-file]')?.dataset.removeFile;
     if (!id) return;
-    files = files.filter((file) => file.id !== id);
+    if (kept) kept = kept.filter((file) => file.id !== id);
+    else files = files.filter((file) => file.id !== id);
     render();
     input.focus();
   }, { signal });
@@ -92,8 +111,14 @@ export function mountAttachments(chat, { signal, announce, showError }) {
   }, { signal });
 
   return {
-    get files() { return [...files]; },
+    get files() { return [...(kept ?? files)]; },
     get busy() { return uploading > 0; },
     clear() { files = []; render(); },
+    // Editing a message: its files (messageFiles) shown to keep or remove; null: editing ends.
+    editing(ofMessage) {
+      kept = ofMessage && [...ofMessage];
+      paperclip.disabled = kept !== null;
+      render();
+    },
   };
 }

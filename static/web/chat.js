@@ -11,7 +11,7 @@ import { api, el, fragment, parseFragment } from './api.js';
 import { gettext, interpolate } from './i18n.js';
 import { enhanceMessages } from './content.js';
 import { textWithTex } from './math.js';
-import { mountAttachments, sentFiles } from './attachments.js';
+import { messageFiles, mountAttachments, sentFiles } from './attachments.js';
 import { watchAttention } from './attention.js';
 import { MODEL_NOT_ALLOWED, chosenModel, initReplyActions } from './reply-actions.js';
 import { byData, followTurn, liveBlock } from './turn-follow.js';
@@ -126,7 +126,10 @@ export function mountChat(chat, { panel = false } = {}) {
   async function submit() {
     const text = input.value;
     if (!text.trim() || state.busy || attachments.busy) return;
-    if (state.editing) { redo('edit', { message: text }); return; }
+    if (state.editing) { // the message's files still shown are those the new version keeps
+      redo('edit', { message: text, attachments: attachments.files.map((file) => file.id) });
+      return;
+    }
     hideBanner();
     setBusy(true, { sending: true });
     const files = attachments.files;
@@ -196,14 +199,17 @@ export function mountChat(chat, { panel = false } = {}) {
     state.editing = true;
     input.value = last.innerText.trim();
     autosize();
-    // The server copies the message's files to the edited one (chat_edit): say so while editing.
-    const files = last.nextElementSibling?.classList.contains('msg__files');
-    hint.textContent = files ? `${EDIT_HINT} · ${EDIT_FILES_HINT}` : EDIT_HINT;
+    // The server copies the message's files to the edited one (chat_edit), those
+    // still shown as chips (each removable): say so while editing.
+    const files = messageFiles(last.nextElementSibling);
+    attachments.editing(files);
+    hint.textContent = files.length ? `${EDIT_HINT} · ${EDIT_FILES_HINT}` : EDIT_HINT;
     input.focus();
   }
 
   function stopEditing() {
     state.editing = false;
+    attachments.editing(null);
     input.value = '';
     autosize();
     hint.textContent = state.busy ? BUSY_HINT : HINT;

@@ -3,6 +3,8 @@
 //   Ctrl/⌘+Shift+O  a new conversation        Ctrl/⌘+K  search the conversations
 //   Shift+Esc or /  the message box           ?         the sheet listing them
 // `/` and `?` are characters while typing in a field; the others work there too.
+// The sheet also opens from "Keyboard shortcuts" in the top bar's account menu,
+// for whoever does not know the `?`.
 
 const typing = (target) => Boolean(target.closest?.('input, textarea, select, [contenteditable]'));
 const plain = (event) => !event.ctrlKey && !event.metaKey && !event.altKey;
@@ -38,6 +40,11 @@ export function initShortcuts() {
   const composer = document.querySelector('[data-chat] [data-composer-input]');
   if (!sheet || !composer) return;
   trapFocus(sheet);
+  // Closed (Escape, its button), the sheet gives focus back to what opened it.
+  let opener = null;
+  const openSheet = () => { opener = document.activeElement; sheet.showModal(); };
+  sheet.addEventListener('close', () => { opener?.focus(); opener = null; });
+  document.querySelector('[data-shortcuts-open]')?.addEventListener('click', openSheet);
   if (mac()) sheet.querySelectorAll('[data-mod-key]').forEach((key) => { key.textContent = '⌘'; });
   document.addEventListener('keydown', (event) => {
     if (event.defaultPrevented || event.isComposing || document.querySelector('dialog[open]')) return;
@@ -48,7 +55,7 @@ export function initShortcuts() {
     else if (mod && !event.shiftKey && key === 'k') action = searchConversations;
     else if (event.key === 'Escape' && event.shiftKey && plain(event)) action = () => composer.focus();
     else if (event.key === '/' && plain(event) && !typing(event.target)) action = () => composer.focus();
-    else if (event.key === '?' && plain(event) && !typing(event.target)) action = () => sheet.showModal();
+    else if (event.key === '?' && plain(event) && !typing(event.target)) action = openSheet;
     if (!action) return;
     event.preventDefault();
     action();

@@ -258,12 +258,14 @@ function initAccountMenu() {
     show(!isOpen());
     if (isOpen()) menu.querySelector('a, button:not([hidden]), select')?.focus();
   });
+  // A dialog opened from the menu (the shortcuts sheet) closes first, on its own, back into the menu.
   document.addEventListener('keydown', (event) => {
-    if (event.key !== 'Escape' || !isOpen() || event.shiftKey) return;
+    if (event.key !== 'Escape' || !isOpen() || event.shiftKey || document.querySelector('dialog[open]')) return;
     show(false);
     toggle.focus();
   });
   document.addEventListener('click', (event) => {
+    if (event.target.closest?.('dialog')) return;
     if (isOpen() && !menu.contains(event.target) && !toggle.contains(event.target)) show(false);
   });
 }

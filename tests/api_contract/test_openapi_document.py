@@ -143,6 +143,9 @@ def test_each_operation_documents_its_own_codes(document):
     assert error_codes(document, chat, "503") == ["queue_unavailable", "model_unavailable"]
     put = operation(document, "conversation_put")
     assert error_codes(document, put, "409") == ["conversation_busy"]
+    edit = operation(document, "conversation_edit")
+    assert {"file_not_in_message", "too_many_files"} <= set(error_codes(document, edit, "400"))
+    assert "not_found" in error_codes(document, edit, "404")
     assert "too_many_messages" in error_codes(document, put, "400")
     assert "id_mismatch" not in error_codes(document, put, "400")  # the body's id is ignored: the URL names it
     assert "conversation_too_large" in error_codes(document, put, "413")

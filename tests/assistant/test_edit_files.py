@@ -1,12 +1,17 @@
 """Editing a message that carried files: the edited message keeps them (copies
 attached to it, so the previous version still shows the ones it was sent
-with), the new turn's model gets them, and nobody else's files come along."""
+with), the new turn's model gets them, and nobody else's files come along; an
+edit naming the files it keeps (`attachments`) drops the others, and names
+only files of the message it replaces."""
+
+import uuid
 
 import pytest
 
 from assistant.loop import run_turn
 from assistant.models import Turn
-from conversations.models import Attachment, Thread
+from conversations.models import Attachment, Message, Thread
+from credits.models import CreditAccount
 from tests.assistant.conftest import Clock
 from tests.assistant.test_chat_files import chat, upload
 from tests.assistant.test_regenerate_edit import edit, stored
@@ -68,3 +73,96 @@ def test_a_colleagues_edit_is_404_and_copies_nothing(owner, colleague):
     assert response.status_code == 404 and response.json()["code"] == "not_found"
     assert Attachment.objects.count() == 1 and Turn.objects.count() == 1
     assert Thread.objects.get(id=conversation).status == Thread.Status.IDLE
+
+
+# --- An edit that drops files: `attachments` names the ones it keeps ----------------------------
+
+
+def edit_keeping(person, conversation, attachments, message="Only the photo"):
+    return person.client.post(f"/api/conversations/{conversation}/edit",
+                              {"message": message, "attachments": attachments}, format="json")
+
+
+def written(conversation):
+    """What an edit changes: messages, versions, turns, files, the thread, the held credits."""
+    return (Message.objects.count(), Message.objects.filter(superseded_at__isnull=False).count(),
+            Turn.objects.count(), Attachment.objects.count(), Thread.objects.get(id=conversation).status,
+            CreditAccount.objects.get().reserved_micros)
+
+
+def test_an_edit_keeps_only_the_files_it_names_and_the_model_gets_only_those(owner):
+    ids = [upload(owner), upload(owner, png(), "photo.png")]
+    conversation = answered_with_files(owner, ids)
+
+    response = edit_keeping(owner, conversation, [ids[1]])
+    assert response.status_code == 202, response.content
+
+    old, new = [m for m in stored(owner, conversation) if m["role"] == "user"]
+    assert [a["id"] for a in old["attachments"]] == ids  # the previous version keeps both
+    assert [a["name"] for a in new["attachments"]] == ["photo.png"] and new["attachments"][0]["id"] != ids[1]
+    client = ScriptedClient(say("A photo."))
+    run_turn(response.json()["turnId"], client=client, clock=Clock())
+    [message] = client.requests[0].history
+    assert [(f.name, f.data) for f in message.files] == [("photo.png", png())]
+
+
+def test_an_edit_that_keeps_no_file(owner):
+    conversation = answered_with_files(owner, [upload(owner)])
+    response = edit_keeping(owner, conversation, [], message="No file now")
+    assert response.status_code == 202, response.content
+    new = stored(owner, conversation)[-1]
+    assert new["content"] == "No file now" and "attachments" not in new
+    client = ScriptedClient(say("Fine."))
+    run_turn(response.json()["turnId"], client=client, clock=Clock())
+    assert client.requests[0].history[0].files == ()
+
+
+def test_files_of_a_previous_version_or_another_message_are_refused(owner):
+    other = answered_with_files(owner, [upload(owner, name="other.txt")])
+    conversation = answered_with_files(owner, [upload(owner)])
+    first_version = stored(owner, conversation)[0]["attachments"][0]["id"]
+    assert edit(owner, conversation, "Edited once").status_code == 202
+    [turn] = Turn.objects.filter(thread_id=conversation, status=Turn.Status.QUEUED)
+    run_turn(turn.id, client=ScriptedClient(say("Again.")), clock=Clock())
+    mine_elsewhere = [upload(owner), stored(owner, other)[0]["attachments"][0]["id"], first_version]
+    before = written(conversation)
+    for file_id in mine_elsewhere:
+        response = edit_keeping(owner, conversation, [file_id])
+        assert response.status_code == 400, response.content
+        assert response.json()["code"] == "file_not_in_message" and "attachments" in response.json()["fields"]
+        assert written(conversation) == before
+
+
+@pytest.mark.parametrize(("attachments", "status", "code"), [
+    ("theirs", 404, "not_found"), ("unknown", 404, "not_found"), ("twice", 400, "invalid"),
+    ("not an id", 400, "invalid"), ("six", 400, "too_many_files"),
+])
+def test_a_file_that_is_not_the_persons_or_a_bad_list_is_refused_and_nothing_is_written(
+        owner, colleague, attachments, status, code):
+    kept = upload(owner)
+    conversation = answered_with_files(owner, [kept])
+    attachments = {"theirs": [kept, upload(colleague)], "unknown": [str(uuid.uuid4())], "twice": [kept, kept],
+                   "not an id": ["nope"], "six": [kept] + [str(uuid.uuid4()) for _ in range(5)]}[attachments]
+    before = written(conversation)
+    response = edit_keeping(owner, conversation, attachments)
+    assert response.status_code == status and response.json()["code"] == code, response.content
+    assert written(conversation) == before
+
+
+@pytest.mark.parametrize("who", ["colleague", "outsider"])
+def test_others_editing_with_the_files_ids_get_404_and_nothing_is_written(owner, colleague, outsider, who):
+    kept = upload(owner)
+    conversation = answered_with_files(owner, [kept])
+    before = written(conversation)
+    response = edit_keeping({"colleague": colleague, "outsider": outsider}[who], conversation, [kept])
+    assert response.status_code == 404 and response.json()["code"] == "not_found"
+    assert written(conversation) == before
+
+
+def test_anonymous_editing_with_files_gets_401(owner, anonymous):
+    kept = upload(owner)
+    conversation = answered_with_files(owner, [kept])
+    response = anonymous.post(f"/api/conversations/{conversation}/edit",
+                              {"message": "x", "attachments": [kept]}, format="json")
+    assert response.status_code == 401
+    assert Turn.objects.count() == 1

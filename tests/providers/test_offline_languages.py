@@ -49,6 +49,33 @@ def test_the_helps_examples_ask_in_each_language_what_they_ask_in_english(langua
     assert {offline.parse_intent(phrase).language for phrase in examples(language)} == {language}
 
 
+# The help's German examples, formal as all its texts, and the informal "du" a person may write instead.
+GERMAN_INFORMAL = [
+    "durchsuche meine Notizen nach Budget", "öffne die zweite", "lösche sie", "lies meinen Posteingang",
+    "erstelle eine Notiz mit dem Titel Einkauf: Milch und Eier", "lies die Notiz Einkauf",
+    "lösche die Notiz Einkauf", "was kannst du darstellen?", "ist die E-Mail rausgegangen?",
+    "sende eine E-Mail an alice@example.com: Bis Mittag",
+]
+INFORMAL = re.compile(r"\b(?:du|dich|dir|dein\w*|kannst|willst|hast|bist)\b", re.I)
+
+
+def test_the_german_texts_say_sie_and_the_help_shows_the_formal_phrasing():
+    texts = list(TEXTS["de"].values())
+    assert [text for text in texts if INFORMAL.search(text)] == []
+    assert [phrase for phrase in examples("de") if not re.search(r"\bSie\b", phrase)] == [
+        "ist die E-Mail rausgegangen?"]  # a question without an address
+    assert "was können Sie darstellen?" in examples("de")
+
+
+@pytest.mark.parametrize(("formal", "informal"), list(zip(examples("de"), GERMAN_INFORMAL, strict=True)))
+def test_german_is_understood_formal_and_informal_alike(formal, informal):
+    assert shape(formal) == shape(informal)
+    [intent, informal_intent] = [offline.parse_intent(phrase) for phrase in (formal, informal)]
+    assert (intent.language, informal_intent.language) == ("de", "de")
+    assert {key: value.lower() for key, value in intent.args.items() if key != "verb"} == {
+        key: value.lower() for key, value in informal_intent.args.items() if key != "verb"}
+
+
 @pytest.mark.parametrize(("language", "phrase", "tool_input"), [
     ("de", "durchsuche meine Notizen nach Budget", {"query": "Budget"}),
     ("fr", "cherche budget dans mes notes", {"query": "budget"}),
@@ -60,6 +87,11 @@ def test_the_helps_examples_ask_in_each_language_what_they_ask_in_english(langua
     ("it", "invia un'e-mail a alice@example.com: A mezzogiorno",
      {"to": "alice@example.com", "subject": "A mezzogiorno", "body": "A mezzogiorno"}),
     ("de", "erstelle eine Notiz mit dem Titel Einkauf: Milch und Eier", {"title": "Einkauf", "body": "Milch und Eier"}),
+    ("de", "Durchsuchen Sie meine Notizen nach Budget", {"query": "Budget"}),
+    ("de", "Senden Sie eine E-Mail an alice@example.com: Bis Mittag",
+     {"to": "alice@example.com", "subject": "Bis Mittag", "body": "Bis Mittag"}),
+    ("de", "Erstellen Sie eine Notiz mit dem Titel Einkauf: Milch und Eier",
+     {"title": "Einkauf", "body": "Milch und Eier"}),
     ("fr", "crée une note intitulée Courses : lait et œufs", {"title": "Courses", "body": "lait et œufs"}),
 ])
 def test_a_request_in_another_language_calls_the_same_tool(language, phrase, tool_input):
@@ -122,6 +154,7 @@ def then_read(history, note_id, phrase):
 
 @pytest.mark.parametrize(("language", "second", "delete_it"), [
     ("en", "open the second one", "delete it"), ("de", "öffne die zweite", "lösche sie"),
+    ("de", "Öffnen Sie die zweite", "Löschen Sie sie"), ("de", "Zeigen Sie mir die zweite", "Entfernen Sie sie."),
     ("fr", "ouvre la deuxième", "supprime-la"), ("it", "apri la seconda", "eliminala"),
 ])
 def test_a_follow_up_refers_back_to_what_was_listed(language, second, delete_it):
@@ -208,7 +241,8 @@ def test_an_email_still_on_its_card_and_no_email_at_all():
 
 
 @pytest.mark.parametrize(("language", "question"), [
-    ("en", "What can you render?"), ("de", "Was kannst du darstellen?"), ("fr", "Que peux-tu afficher ?"),
+    ("en", "What can you render?"), ("de", "Was kannst du darstellen?"), ("de", "Was können Sie darstellen?"),
+    ("fr", "Que peux-tu afficher ?"),
     ("it", "Cosa puoi mostrare?"),
 ])
 def test_what_can_you_render_shows_markdown_a_table_code_and_a_formula(language, question):
@@ -223,7 +257,8 @@ def test_what_can_you_render_shows_markdown_a_table_code_and_a_formula(language,
 
 
 @pytest.mark.parametrize(("language", "phrase"), [
-    ("de", "Fasse diese Notiz zusammen"), ("fr", "Résume cette note."), ("it", "Riassumi questa nota"),
+    ("de", "Fasse diese Notiz zusammen"), ("de", "Fassen Sie diese Notiz zusammen"), ("de", "Lesen Sie diese Notiz"),
+    ("fr", "Résume cette note."), ("it", "Riassumi questa nota"),
 ])
 def test_this_note_in_each_language_reads_the_open_note(language, phrase):
     opened = render_events([{"kind": "page_context", "summary": "The person has the note with id 7 open"}])

@@ -1,7 +1,8 @@
 """Knowing when a reply is done, in real Chromium: the tab's title while a
 reply runs and its mark when it ends unseen, the opt-in notification (asked
 only on a click, the conversation's title and no content), the keyboard
-shortcuts and their sheet; axe-core on each new state, light and dark."""
+shortcuts and their sheet (by `?` or from the account menu); axe-core on each
+new state, light and dark."""
 
 import pytest
 
@@ -143,6 +144,43 @@ def test_the_shortcuts_and_their_sheet(browser, owner, scheme):
     assert page.locator("[data-welcome]").is_visible()
 
 
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_the_sheet_opens_from_the_account_menu_and_gives_focus_back(browser, owner, scheme):
+    page = browser.page(owner)
+    page.emulate_media(color_scheme=scheme, reduced_motion="reduce")
+    page.goto("/")
+    control = page.get_by_role("navigation", name="Account").get_by_role("button", name="Keyboard shortcuts")
+    assert control.get_attribute("aria-haspopup") == "dialog"
+    control.click()
+    sheet = page.get_by_role("dialog", name="Keyboard shortcuts")
+    assert sheet.is_visible()
+    assert page.evaluate("document.activeElement.closest('dialog[open]') !== null")
+    assert_accessible(page, f"the shortcuts sheet opened from the account menu ({scheme})")
+    page.keyboard.press("Escape")
+    assert not sheet.is_visible()
+    assert control.evaluate("node => node === document.activeElement")
+    page.keyboard.press("Enter")  # reached by keyboard: Enter on it opens the sheet again
+    assert sheet.is_visible()
+    sheet.get_by_role("button", name="Close").click()
+    assert not sheet.is_visible() and control.evaluate("node => node === document.activeElement")
+
+
+def test_the_sheet_opens_from_the_account_menu_on_a_narrow_screen(browser, owner):
+    page = browser.page(owner, width=375, height=812)
+    page.goto("/")
+    page.get_by_role("button", name="Account menu").click()
+    control = page.get_by_role("button", name="Keyboard shortcuts")
+    control.focus()
+    page.keyboard.press("Enter")
+    sheet = page.get_by_role("dialog", name="Keyboard shortcuts")
+    assert sheet.is_visible()
+    assert_accessible(page, "the shortcuts sheet on a narrow screen")
+    page.keyboard.press("Escape")  # the sheet closes, back into the menu, which stays open
+    assert not sheet.is_visible() and control.is_visible()
+    assert control.evaluate("node => node === document.activeElement")
+    assert page.get_by_role("button", name="Account menu").get_attribute("aria-expanded") == "true"
+
+
 def test_search_by_shortcut_opens_the_drawer_on_a_narrow_screen(browser, owner):
     page = browser.page(owner, width=375, height=812)
     page.goto("/")
@@ -161,6 +199,7 @@ def test_the_panel_of_a_host_page_notifies_but_leaves_the_title_and_keys_to_the_
     page.keyboard.press("?")
     page.keyboard.press("Control+k")
     assert page.get_by_role("dialog").count() == 0  # the page's keys stay the page's
+    assert page.locator("[data-shortcuts-open]").count() == 0  # nor a way to a sheet of keys it lacks
     assert page.evaluate("document.activeElement === document.body")
     host_title = page.evaluate(TITLE)
     page.get_by_role("button", name="Notifications").click()

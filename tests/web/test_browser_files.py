@@ -2,7 +2,8 @@
 dropped on the chat, shown as chips, sent with the message; their content
 reaches a scripted model (the turn is run here, in the test process, instead
 of by a worker); the message shows them (name, type, size; the image as a
-thumbnail served inert); axe-core on each state."""
+thumbnail served inert); an edit keeps the message's files, or those of them
+left after removing some; axe-core on each state."""
 
 import base64
 import time
@@ -11,6 +12,7 @@ import pytest
 
 from assistant.loop import run_turn
 from assistant.models import Turn
+from conversations.models import Attachment
 from tests.fakes.files import png
 from tests.fakes.scripted import ScriptedClient, say
 from tests.web.accessibility import assert_accessible
@@ -104,28 +106,66 @@ def test_an_html_file_named_png_is_refused_with_the_reason(quiet_browser, owner,
     assert_accessible(page, "a refused file")
 
 
+def sent_and_answered(page, text: str, reply: str) -> ScriptedClient:
+    """`text` sent from the composer, its turn run with a model that says `reply`, shown when it ends."""
+    composer = page.get_by_label("Message to the assistant")
+    composer.fill(text)
+    composer.press("Enter")
+    client = ScriptedClient(say(reply))
+    run_turn(queued_turn().id, client=client)
+    page.locator(".msg--assistant").get_by_text(reply, exact=True).wait_for()
+    page.wait_for_function("() => !document.querySelector('.msg--assistant.is-live')")
+    return client
+
+
 def test_an_edited_message_keeps_its_files(quiet_browser, owner, tmp_path):
     page = with_notes_attached(quiet_browser, owner, tmp_path)
     page.get_by_role("list", name="Files to send").get_by_text("budget-notes.md").wait_for()
-    composer = page.get_by_label("Message to the assistant")
-    composer.fill("What does this say?")
-    composer.press("Enter")
-    run_turn(queued_turn().id, client=ScriptedClient(say("It keeps the budget under 10k.")))
-    page.get_by_text("It keeps the budget under 10k.").wait_for()
-    page.wait_for_function("() => !document.querySelector('.msg--assistant.is-live')")
+    sent_and_answered(page, "What does this say?", "It keeps the budget under 10k.")
 
     page.get_by_role("button", name="Edit your message", exact=True).click()
     assert "Its attached files go with it again" in page.locator("[data-composer-hint]").inner_text()
-    assert page.get_by_role("list", name="Files to send").is_hidden()  # kept by the server, not re-sent
-    composer.fill("And the rent?")
-    composer.press("Enter")
-    client = ScriptedClient(say("The rent is 1200 a month."))
-    run_turn(queued_turn().id, client=client)
+    # The message's own files, shown to keep or remove (the server copies them: nothing is uploaded again).
+    assert page.get_by_role("list", name="Files to send").get_by_role("listitem").all_inner_texts() == [
+        f"budget-notes.md\ntext/plain · {len(NOTES.encode())}\xa0bytes\n×"]
+    client = sent_and_answered(page, "And the rent?", "The rent is 1200 a month.")
 
     [message] = client.requests[0].history
     assert message.text == "And the rent?" and [f.text for f in message.files] == [NOTES]
-    page.get_by_text("The rent is 1200 a month.").wait_for()
     current = page.locator(".msg--user:not(.msg--previous)")
     assert "And the rent?" in current.inner_text()
     assert "budget-notes.md" in current.get_by_role("list", name="Attached files").inner_text()
     assert_accessible(page, "an edited message with its files")
+
+
+def test_an_edit_can_drop_one_of_the_messages_files(quiet_browser, owner, tmp_path):
+    page = with_notes_attached(quiet_browser, owner, tmp_path)
+    page.evaluate(DROP_IMAGE, ["whiteboard.png", base64.b64encode(png(40, 30)).decode()])
+    page.get_by_role("list", name="Files to send").get_by_text("whiteboard.png").wait_for()
+    sent_and_answered(page, "What do these say?", "A budget and a drawing.")
+
+    page.get_by_role("button", name="Edit your message", exact=True).click()
+    chips = page.get_by_role("list", name="Files to send")
+    assert "budget-notes.md" in chips.inner_text() and "whiteboard.png" in chips.inner_text()
+    assert page.get_by_role("button", name="Attach files").is_disabled()  # an edit takes no new file
+    page.evaluate(DROP_IMAGE, ["late.png", base64.b64encode(png(10, 10)).decode()])
+    page.get_by_role("alert").get_by_text("send new files with a new message").wait_for()
+    assert "late.png" not in chips.inner_text()
+    assert not Attachment.objects.filter(name="late.png").exists()  # not even uploaded
+    assert_accessible(page, "editing a message with its files")
+    remove = chips.get_by_role("button", name="Remove whiteboard.png")
+    remove.focus()
+    page.keyboard.press("Enter")
+    assert chips.get_by_role("listitem").count() == 1 and "budget-notes.md" in chips.inner_text()
+    assert page.evaluate("document.activeElement.id") == "composer-input"
+    client = sent_and_answered(page, "Only the budget, please", "Under 10k.")
+
+    [message] = client.requests[0].history
+    assert message.text == "Only the budget, please"
+    assert [(f.name, f.text) for f in message.files] == [("budget-notes.md", NOTES)]
+    current = page.locator(".msg--user:not(.msg--previous)")
+    shown = current.get_by_role("list", name="Attached files")
+    assert "budget-notes.md" in shown.inner_text() and "whiteboard.png" not in shown.inner_text()
+    assert page.get_by_role("button", name="Attach files").is_enabled()
+    assert page.get_by_role("list", name="Files to send").is_hidden()
+    assert_accessible(page, "an edited message that dropped a file")
