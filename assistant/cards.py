@@ -126,6 +126,25 @@ def _locked_card(member: Member, card_id: UUID) -> ActionCard:
     return card
 
 
+def _locked_card_and_twins(member: Member, card_id: UUID) -> ActionCard:
+    """The card with its row locked, as _locked_card, after the rows of its
+    pending twins (same conversation and fingerprint), all in id order.
+
+    Race: two twins clicked at once (two tabs). Each claim writes the other
+    (mark_pending_twins): locking only its own row first, each waited for the
+    other's, a deadlock that failed one click. In one order, the second
+    waits for the first to commit, then finds it done (CardRepeat).
+    """
+    mine = cards_of(member)
+    found = mine.filter(id=card_id).values_list("thread_id", "snapshot_hash").first()
+    if found is None:
+        raise CardNotFound
+    thread_id, fingerprint = found
+    twins = mine.filter(thread_id=thread_id, snapshot_hash=fingerprint, status=Status.PENDING)
+    list((twins | mine.filter(id=card_id)).select_for_update().order_by("id").values_list("id", flat=True))
+    return _locked_card(member, card_id)
+
+
 # --- Checks (no writes) ----------------------------------------------------------
 
 
@@ -187,7 +206,7 @@ def card_confirm(
     with transaction.atomic():
         # Lock the row: two clicks (or two tabs) confirming at once must not
         # both find it pending; the second waits, then sees it decided.
-        card = _locked_card(member, card_id)
+        card = _locked_card_and_twins(member, card_id)
         refusal = _refusal_or_none(lambda: check_confirmable(
             member, card, shown_hash=shown_hash, now=now, acknowledged_repeat=acknowledged_repeat))
         if refusal is None:

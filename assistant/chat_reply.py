@@ -37,7 +37,7 @@ def requested_wait(header: str | None) -> int | None:
         if match is None or match.group(1).lower() != "wait":
             continue
         value = (match.group(2) or "").strip('"')
-        if not value.isdigit():
+        if not (value.isascii() and value.isdigit()):  # "²" is a digit to str.isdigit, not to int()
             return None
         return min(int(value), MAX_WAIT_SECONDS)
     return None

@@ -17,7 +17,7 @@ from django.conf import settings
 
 from assistant.app_events import event_tool_names, neutralize
 from assistant.history_window import WindowItem, window_start
-from assistant.page_context import is_page_context
+from assistant.page_context import is_page_context, is_untrusted_page_context
 from assistant.trifecta import SeenCall, Taint, context_taint
 from conversations.models import Attachment, Message, ToolCall
 from providers.clients.base import (
@@ -34,8 +34,13 @@ from tools.registry import get_tool
 
 # A page context told to the model (assistant/page_context.py) carries a title of the person's.
 PAGE_CONTEXT_SEEN = SeenCall(flags=frozenset({"private"}))
+# ... and a title written from third-party content is untrusted too.
+UNTRUSTED_PAGE_CONTEXT_SEEN = SeenCall(flags=frozenset({"private", "untrusted"}))
 # A file the person attached: written by someone else, it may carry instructions.
 ATTACHED_FILE_SEEN = SeenCall(flags=frozenset({"untrusted"}))
+# A `tool` message's free text: only a client writes one (the loop keeps results on their calls),
+# so it is an uploaded tool result the engine can't vouch for.
+UPLOADED_TOOL_TEXT_SEEN = SeenCall(flags=None)
 
 UNFINISHED_CALL = "This tool call did not finish (the turn was interrupted)."
 
@@ -117,11 +122,13 @@ def load_context(thread_id: UUID) -> Context:
         seen.extend(seen_call(call, vouched=turn_id is not None) for call in calls)
         if role == Message.Role.EVENT and turn_id is not None:
             if is_page_context(content):  # its own block: the title of the person's object, private data
-                seen.append(PAGE_CONTEXT_SEEN)
+                seen.append(UNTRUSTED_PAGE_CONTEXT_SEEN if is_untrusted_page_context(content) else PAGE_CONTEXT_SEEN)
             else:
                 # The application's events carry cards' descriptions and outcomes:
                 # they taint like the tool that proposed them (superseded or not).
                 seen.extend(seen_tool(name) for name in event_tool_names(content))
+        if role == Message.Role.TOOL and content:
+            seen.append(UPLOADED_TOOL_TEXT_SEEN)
         if message_id in files:  # seen once sent, as a superseded reply's reads
             seen.append(ATTACHED_FILE_SEEN)
         if superseded_at is None:  # a previous version (regenerated, edited) is never sent again

@@ -60,6 +60,8 @@ def propose(
         "description": description.text,
         "note": "Nothing has happened yet: the person will confirm or cancel this on a card.",
     }
+    for flag in sorted(description.marks):  # read back by tools.framework.result_marks
+        result[flag] = True
     if warning:
         result["warning"] = TRIFECTA_WARNING
     if card.identical_done_at is not None:

@@ -19,7 +19,8 @@ from credits.models import CreditAccount, LedgerEntry
 from credits.money import credits_from_micros
 from credits.services import MAX_GRANT_CREDITS, credits_grant
 from foundation.admin import ScaledChangeList, ViewOnlyAdminMixin, chosen_only_filter, drill_down
-from organizations.models import Organization
+from organizations.admin import RecordsStaffAccess
+from organizations.models import Organization, StaffAccess
 
 
 class ReadOnlyAdmin(ViewOnlyAdminMixin, admin.ModelAdmin):
@@ -110,7 +111,7 @@ class AccountMonthFilter(admin.SimpleListFilter):
 
 
 @admin.register(LedgerEntry)
-class LedgerEntryAdmin(ScaledChangeList, ReadOnlyAdmin):
+class LedgerEntryAdmin(ScaledChangeList, RecordsStaffAccess, ReadOnlyAdmin):
     list_display = [
         "created_at",
         "account",
@@ -127,6 +128,13 @@ class LedgerEntryAdmin(ScaledChangeList, ReadOnlyAdmin):
     search_fields = ["=turn_id", "reason", "job", "actor__username", "account__organization__slug"]
     list_select_related = ["account__organization", "actor"]
     date_hierarchy = "created_at"
+    staff_access_kind = StaffAccess.Kind.LEDGER_ENTRY
+
+    def staff_access_owners(self, objs) -> set[tuple[int | None, int | None]]:
+        # A turn's reservation names the person who started it (its actor): their
+        # turn, when and what it cost. Other rows' actor is staff (a grant) or none.
+        return {(entry.actor_id, entry.account.organization_id) for entry in objs
+                if entry.turn_id is not None and entry.actor_id is not None}
 
     def get_queryset(self, request):
         # The date drill-down probes periods through the created_at index (foundation.admin.drill_down).

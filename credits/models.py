@@ -58,9 +58,6 @@ class CreditAccount(models.Model):
 
 
 class LedgerEntry(models.Model):
-    # Not a person's data for the staff access log (tests/admin/test_staff_access_everywhere.py).
-    staff_access_exempt = "The user is the staff member who granted credits (actor), not an owner."
-
     class Kind(models.TextChoices):
         OPEN = "open", "Month opened"
         GRANT = "grant", "Staff grant"

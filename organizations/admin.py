@@ -1,3 +1,5 @@
+import functools
+
 from django import forms
 from django.contrib import admin
 from django.contrib.auth import get_user_model
@@ -204,11 +206,34 @@ class RecordsStaffAccess:
                                          path=request.get_full_path())
         return response
 
+    def get_actions(self, request):
+        # The list's "Delete selected" shows the chosen objects (their titles)
+        # on its confirmation page, then destroys them: one row per person at each step.
+        actions = super().get_actions(request)
+        if "delete_selected" in actions:
+            func, name, description = actions["delete_selected"]
+            actions["delete_selected"] = (_recording_staff_access(func), name, description)
+        return actions
+
     def _record_shown(self, request, response) -> None:
         """A page rendered with the object (not a redirect, not a refusal)."""
         obj = (getattr(response, "context_data", None) or {}).get("object")
         if response.status_code == 200 and obj is not None:
             self._record_staff_access(request, obj)
+
+
+def _recording_staff_access(action):
+    """`action` (an admin action over a person's objects), recording whose objects it was given."""
+
+    @functools.wraps(action)
+    def recorded(modeladmin, request, queryset):
+        owners = modeladmin.staff_access_owners(queryset)  # read before a deletion takes them
+        response = action(modeladmin, request, queryset)
+        staff_accesses_record_listed(staff=request.user, kind=modeladmin.staff_access_kind, owners=owners,
+                                     path=request.get_full_path())
+        return response
+
+    return recorded
 
 
 class AccountAdmin(RecordsStaffAccess, UserAdmin):

@@ -116,6 +116,8 @@ def resolve_member(user, requested_slug: str | None) -> Member:
     if not getattr(user, "is_authenticated", False):
         raise NoOrganization
     if requested_slug:
+        if "\x00" in requested_slug:  # no slug holds one, and PostgreSQL text can't: not a query
+            raise OrganizationNotFound
         membership = (
             Membership.objects.filter(user=user, organization__slug=requested_slug)
             .select_related("organization")

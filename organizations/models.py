@@ -128,6 +128,7 @@ class StaffAccess(models.Model):
         SENT_EMAIL = "sent_email", "Sent e-mail"
         FEEDBACK = "feedback", "Feedback on a reply"
         ACCOUNT = "account", "Account"
+        LEDGER_ENTRY = "ledger_entry", "Ledger row of a turn"
 
     at = models.DateTimeField(db_index=True)
     staff = models.ForeignKey(

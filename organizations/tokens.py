@@ -55,6 +55,10 @@ class OrganizationTokenAuthentication(TokenAuthentication):
         return self.authenticate_credentials(parts[1])
 
     def authenticate_credentials(self, token):
+        # Tokens are ASCII without NUL: anything else is refused before knox decodes it (a
+        # Latin-1 byte failed its UTF-8 decoding) or queries it (PostgreSQL text can't hold a NUL).
+        if not token.isascii() or b"\x00" in token:
+            raise exceptions.AuthenticationFailed(_("Invalid token."))
         user, auth_token = super().authenticate_credentials(token)
         token_used(auth_token)
         return user, auth_token

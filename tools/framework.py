@@ -73,10 +73,13 @@ class Description:
 
     `snapshot` (JSON-able) is the current state of everything the action
     touches; its fingerprint is compared again when the person clicks.
+    `marks`: flags it carries beyond the tool's `shows` (a note's title written from
+    third-party content: {"untrusted"}); they taint as a read result's marks do.
     """
 
     text: str
     snapshot: dict[str, Any]
+    marks: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -228,14 +231,23 @@ def _check_forbids_unknown_fields(schema: Any, where: str) -> None:
 
 
 @dataclass(frozen=True)
+class ContextTitle:
+    """A page context's title, and whether it was written from third-party content (then untrusted)."""
+
+    text: str
+    untrusted: bool = False
+
+
+@dataclass(frozen=True)
 class Toolset:
     """The tools one app declares; settings.ASSISTANT_TOOLSETS names toolsets by dotted path."""
 
     tools: tuple[Tool, ...]
     name: str = ""
     # What a host page may say the person has open: kind -> resolve(member, id) -> its
-    # title, raising ToolNotFound when that member can't see it (assistant/page_context.py).
-    contexts: Mapping[str, Callable[[Member, str], str]] = field(default_factory=dict)
+    # title (a str or a ContextTitle), raising ToolNotFound when that member can't see it
+    # (assistant/page_context.py).
+    contexts: Mapping[str, Callable[[Member, str], "str | ContextTitle"]] = field(default_factory=dict)
 
     def __post_init__(self):
         object.__setattr__(self, "tools", tuple(self.tools))
@@ -317,7 +329,11 @@ def execute(tool: Tool, member: Member, tool_input: Any, *, context: ToolContext
 
 def result_marks(tool: Tool, result: Any) -> frozenset[str]:
     """The flags a stored result of this tool carries itself (see `result_marks`)."""
-    if tool.result_marks is None or result is None:
+    if result is None:
+        return frozenset()
+    if not tool.runs_in_loop:  # a proposal (assistant.proposals): its description's marks
+        return frozenset(flag for flag in SHOWN_FLAGS if isinstance(result, dict) and result.get(flag) is True)
+    if tool.result_marks is None:
         return frozenset()
     return frozenset(tool.result_marks(result))
 
@@ -326,7 +342,9 @@ def describe(tool: Tool, member: Member, tool_input: Any) -> Description:
     """What a confirm/send tool would do now; ToolNotFound if the target is not the person's."""
     _require_proposal(tool)
     description = tool.describe(member, _coerce_input(tool, tool_input))
-    return Description(text=description.text, snapshot=to_jsonable_python(description.snapshot))
+    if not description.marks <= SHOWN_FLAGS:
+        raise ImproperlyConfigured(f"Tool {tool.name!r}: a description's marks are among {sorted(SHOWN_FLAGS)}.")
+    return Description(description.text, to_jsonable_python(description.snapshot), frozenset(description.marks))
 
 
 def perform(tool: Tool, member: Member, tool_input: Any) -> Any:

@@ -39,7 +39,10 @@ def instructions_page(request):
     current = instructions_get(request.member)
     form = InstructionsForm(request.POST if request.method == "POST" else {"instructions": current.person})
     status = 200
-    if request.method == "POST":
+    # The form refuses a NUL (PostgreSQL text can't hold one), with its error; the service bounds the length.
+    if request.method == "POST" and not form.is_valid():
+        status = 400
+    elif request.method == "POST":
         try:
             my_instructions_set(request.member, text=form.data.get("instructions", ""))
         except InstructionsTooLong:

@@ -44,7 +44,7 @@ from providers.org_models import (
     provider_key_save,
 )
 from web.changes import change_sentence
-from web.instructions import too_long
+from web.instructions import InstructionsForm, too_long
 from web.members import member_required
 from web.views import shell_context, with_csp
 
@@ -224,6 +224,9 @@ def choose_model(request) -> str:
 
 @admin_action
 def save_instructions(request) -> str:
+    form = InstructionsForm(request.POST)
+    if not form.is_valid():  # a NUL (PostgreSQL text can't hold one): Django's own words for it
+        raise Refused(" ".join(form.errors.get("instructions", [])))
     try:
         organization_instructions_set(request.member, text=request.POST.get("instructions", ""))
     except InstructionsTooLong:
@@ -249,7 +252,8 @@ def save_key(request) -> str:
 
 @admin_action
 def remove_key(request, provider: str) -> str:
-    if not provider_key_remove(request.member, provider=provider):
+    # Only a provider's name reaches the query (a crafted one, with a NUL, failed on PostgreSQL).
+    if provider not in ProviderKey.Provider.values or not provider_key_remove(request.member, provider=provider):
         raise Http404("No such key.")
     return _("The key was removed.")
 

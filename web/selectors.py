@@ -152,10 +152,12 @@ STAFF_ACCESS_WORDS = {
     "sent_email": _("a staff member opened an e-mail you sent"),
     "feedback": _("a staff member read your feedback on a reply"),
     "account": _("a staff member opened your account"),
+    "ledger_entry": _("a staff member looked at what one of your replies cost"),
 }
 # A row without an object of these kinds: an admin list page showed the person's objects.
 LISTED_WORDS = _("a staff member saw a list that showed some of your data")
-LISTED_KINDS = {"conversation", "turn", "card", "note", "inbox_message", "sent_email", "feedback", "account"}
+LISTED_KINDS = {"conversation", "turn", "card", "note", "inbox_message", "sent_email", "feedback", "account",
+                "ledger_entry"}
 # The most recent ones on the page; the export lists them all.
 STAFF_ACCESS_SHOWN = 100
 

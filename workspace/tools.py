@@ -17,7 +17,7 @@ from django.utils.translation import gettext_noop
 from pydantic import AfterValidator, BaseModel, Field
 
 from organizations.members import Member
-from tools import Description, Tool, ToolContext, ToolError, ToolInput, ToolNotFound, Toolset
+from tools import ContextTitle, Description, Tool, ToolContext, ToolError, ToolInput, ToolNotFound, Toolset
 from workspace import selectors, services
 from workspace.models import Note
 
@@ -227,11 +227,13 @@ def marks_of_notes(result: dict) -> set[str]:
     return {"untrusted"} if any(isinstance(n, dict) and n.get("untrusted") for n in notes) else set()
 
 
-def note_title(member: Member, note_id: str) -> str:
-    """The page context "note" (a note page has it open): its title, if it is the member's."""
+def note_title(member: Member, note_id: str) -> ContextTitle:
+    """The page context "note" (a note page has it open): its title, if it is
+    the member's, untrusted when written from third-party content (as read_note says)."""
     if not re.fullmatch(r"[1-9][0-9]{0,17}", note_id):  # a bigint, without overflowing the database's
         raise ToolNotFound(f"No note with id {note_id}.")
-    return _own_note(member, int(note_id)).title
+    note = _own_note(member, int(note_id))
+    return ContextTitle(note.title, untrusted=note.written_from_untrusted)
 
 
 def describe_delete_note(member: Member, params: DeleteNoteInput) -> Description:
@@ -239,6 +241,8 @@ def describe_delete_note(member: Member, params: DeleteNoteInput) -> Description
     return Description(
         text=f"Delete the note “{note.title}”",
         snapshot={"id": note.id, "title": note.title, "body": note.body, "updated_at": note.updated_at},
+        # Its title, told to the model, is third-party content when the note was written from it.
+        marks=frozenset({"untrusted"}) if note.written_from_untrusted else frozenset(),
     )
 
 

@@ -98,10 +98,13 @@ class ToolCallPhase(TurnState):
                 # A result may carry marks of its own (a note written from inbox content).
                 self.taint = taint_after(self.taint, tool.tool_class, framework.result_marks(tool, result))
                 return result, False
-            return proposals.propose(
+            proposed = proposals.propose(
                 self.member, turn=self.turn, tool=tool, tool_input=parsed, tool_call=record,
                 warning=route == Route.PROPOSE_WITH_WARNING,
-            ), False
+            )
+            # Its description may carry marks of its own (a note's title written from inbox content).
+            self.taint = taint_after(self.taint, tool.tool_class, framework.result_marks(tool, proposed))
+            return proposed, False
         except framework.ToolError as error:
             return {"error": str(error) or type(error).__name__}, True
         except Exception as error:

@@ -28,7 +28,7 @@ from surfaces.telegram import linking, services
 from surfaces.telegram.formatting import escape
 from surfaces.telegram.language import chosen_language, language_for
 from surfaces.telegram.models import ReceivedUpdate, StreamedReply
-from surfaces.telegram.replies import card_messages
+from surfaces.telegram.replies import LONG_REPEAT, clicked_card_message
 
 logger = logging.getLogger("surfaces.telegram")
 
@@ -67,6 +67,8 @@ NOTHING_TO_STOP = gettext_lazy("No reply is being written in this conversation."
 CARD_NOT_FOUND = gettext_lazy("This card is not yours or no longer exists; nothing was done.")
 NEW_CONVERSATION = gettext_lazy("A new conversation starts with your next message. The previous one stays in your "
                          "conversations in the browser.")
+LINKED_TO_ANOTHER = gettext_lazy("This Telegram account is linked to another person, so this code was not used. To "
+                                  "link it to someone else, first send /unlink (once per organization).")
 NOT_LINKED_ORG = gettext_lazy("You have not linked that organization. Link it from its Telegram page.")
 LINK_FIRST = gettext_lazy("Link your account first; nothing was done.")
 INVALID_BUTTON = gettext_lazy("This button is not valid; nothing was done.")
@@ -149,6 +151,9 @@ def _start(chat_id: int, account: int, code: str) -> Outcome:
     except linking.InvalidCode:
         logger.info("telegram_link_refused", extra={"chat_id": chat_id})
         return Outcome().say(chat_id, INVALID_CODE)
+    except linking.LinkedToAnother:
+        logger.info("telegram_link_refused", extra={"chat_id": chat_id, "refusal": "linked_to_another"})
+        return Outcome().say(chat_id, LINKED_TO_ANOTHER)
     logger.info("telegram_linked", extra={"link_id": link.id, "organization_id": link.organization_id})
     # The update's language was picked before this account spoke for anyone: from now on, their web choice.
     with translation.override(chosen_language(account) or translation.get_language()):
@@ -258,14 +263,18 @@ def handle_click(query: CallbackQuery) -> Outcome:
         answer[1]["text"] = str(CARD_REFUSALS[type(refusal)])
         logger.info("telegram_card_refused",
                     extra={"card_id": str(click.card_id), "refusal": type(refusal).__name__})
-        card = refusal.card
+        card, now_repeats = refusal.card, isinstance(refusal, cards.CardRepeat)
     else:
         answer[1]["text"] = str(DONE if click.confirm else CANCELLED)
+        now_repeats = False
+    # The clicked message is the card's last (the one with the buttons).
+    text, buttons_allowed = clicked_card_message(card, now_repeats=now_repeats)
+    if not buttons_allowed:
+        answer[1]["text"] = _(LONG_REPEAT)
     if query.message is not None:
-        keep = services.card_buttons(card) if card.status == cards.Status.PENDING else None
-        # The clicked message is the card's last (the one with the buttons).
+        keep = services.card_buttons(card) if buttons_allowed and card.status == cards.Status.PENDING else None
         outcome.calls.append(("edit_html", {"chat_id": query.message.chat.id, "message_id": query.message.message_id,
-                                            "text": card_messages(card)[-1], "buttons": keep}))
+                                            "text": text, "buttons": keep}))
     return outcome
 
 

@@ -24,6 +24,10 @@ class InvalidCode(Exception):
     """Unknown, used or expired: the same answer for all three."""
 
 
+class LinkedToAnother(Exception):
+    """This Telegram account speaks for another person: a code can't take it over."""
+
+
 class NotLinked(Exception):
     """This Telegram user speaks for no membership (or not for that one)."""
 
@@ -55,7 +59,7 @@ def link_code_create(member: Member, *, now: datetime | None = None) -> IssuedCo
 
 
 def link_redeem(code: str, *, telegram_user_id: int, chat_id: int, now: datetime | None = None) -> TelegramLink:
-    """Raises InvalidCode (nothing written)."""
+    """Raises InvalidCode or LinkedToAnother (nothing written, the code still usable)."""
     now = now or timezone.now()
     with transaction.atomic():
         # Lock the row: the same code sent twice at once links once.
@@ -68,8 +72,12 @@ def link_redeem(code: str, *, telegram_user_id: int, chat_id: int, now: datetime
         stored.save(update_fields=["used_at"])
         if not Membership.objects.filter(organization_id=stored.organization_id, user_id=stored.user_id).exists():
             raise InvalidCode
-        # Another account linked to this membership before, or this account
-        # linked to another person of the organization: the new link replaces it.
+        # An account linked to someone else is not taken over by their code (a
+        # deep link they were tricked into opening would send their messages
+        # into that person's conversations): it unlinks first.
+        if TelegramLink.objects.filter(telegram_user_id=telegram_user_id).exclude(user_id=stored.user_id).exists():
+            raise LinkedToAnother
+        # Another account linked to this membership before: the new link replaces it.
         TelegramLink.objects.filter(organization_id=stored.organization_id, user_id=stored.user_id).delete()
         TelegramLink.objects.filter(organization_id=stored.organization_id, telegram_user_id=telegram_user_id).delete()
         TelegramLink.objects.filter(telegram_user_id=telegram_user_id, active=True).update(active=False)

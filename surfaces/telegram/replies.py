@@ -4,6 +4,7 @@ the title, then the whole description, over as many messages as it takes; the
 buttons go on the last). Read from what the worker writes, like the browser's
 progress stream."""
 
+import copy
 import hashlib
 from dataclasses import dataclass
 from uuid import UUID
@@ -32,6 +33,10 @@ CARD_OUTCOMES = {
 # assistant.cards.MAX_ERROR_CHARS), so deciding the card edits that message
 # without moving where the messages before it were cut.
 OUTCOME_ROOM = 700
+# Said on a long card that gained its repeat notice while shown (clicked_card_message); also the click's
+# answer, which Telegram bounds to 200 characters.
+LONG_REPEAT = gettext_noop("An identical action was already done here, and this card is too long to show again "
+                           "with that notice first: confirm it again in the browser. Nothing was done.")
 
 
 @dataclass(frozen=True)
@@ -83,3 +88,23 @@ def card_messages(card: ActionCard) -> list[str]:
             outcome = f"{outcome} {card.error}"
         chunks[-1] += f"\n\n<i>{escape(outcome)}</i>"
     return chunks
+
+
+def clicked_card_message(card: ActionCard, *, now_repeats: bool) -> tuple[str, bool]:
+    """The clicked card's last message (the one with the buttons) after the
+    click: its text, and whether it may offer buttons.
+
+    A card that `now_repeats` (a twin was confirmed while it was shown, so it
+    gained the repeat notice, which goes first) is shown again whole when it
+    fits one message. A longer one was cut into messages without the notice:
+    with it first, the cuts move, and the messages already sent no longer
+    hold it whole. Its last message keeps its text as sent, adds the notice
+    and offers no Confirm: the browser shows the card whole.
+    """
+    chunks = card_messages(card)
+    if not now_repeats or len(chunks) == 1:
+        return chunks[-1], True
+    as_sent = copy.copy(card)
+    as_sent.identical_done_at = None
+    notice = next(notice.text for notice in present(card).notices if notice.kind == "repeat")
+    return f"{card_messages(as_sent)[-1]}\n\n⚠️ <b>{escape(notice)}</b>\n<i>{escape(_(LONG_REPEAT))}</i>", False

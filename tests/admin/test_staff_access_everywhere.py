@@ -87,3 +87,55 @@ def test_a_list_page_records_each_person_it_shows_and_they_are_told(owner, colle
         (owner.user.pk, "note", ""), (colleague.user.pk, "note", "")])
     data_page = web_client(owner).get("/data/").content.decode()
     assert "a staff member saw a list that showed some of your data" in data_page
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("kind", ["note", "inbox_message", "sent_email"])
+def test_the_bulk_delete_action_records_each_person_whose_objects_it_shows_and_deletes(
+        owner, colleague, workspace_objects, kind):
+    """The list's "Delete selected" action shows the chosen objects (their
+    titles) on its confirmation page, then deletes them: a person's data
+    seen and destroyed by staff, so it leaves a row per person, as the
+    object's own delete page does."""
+    obj = workspace_objects[kind]
+    label = obj._meta.model_name
+    staff = make_staff("mo", f"workspace.view_{label}", f"workspace.delete_{label}")
+    client = logged_in(staff)
+    changelist = reverse(f"admin:{obj._meta.app_label}_{label}_changelist")
+    chosen = {"action": "delete_selected", "_selected_action": [obj.pk]}
+
+    shown = client.post(changelist, chosen)
+    assert shown.status_code == 200 and "Are you sure" in shown.content.decode()
+    deleted = client.post(changelist, {**chosen, "post": "yes"})
+    assert deleted.status_code == 302 and not type(obj).objects.filter(pk=obj.pk).exists()
+
+    people = list(StaffAccess.objects.values_list("staff_username", "person_id", "organization_id", "kind"))
+    assert people == [("mo", owner.user.pk, owner.organization.pk, kind)] * 2
+
+
+@pytest.mark.django_db
+def test_the_ledger_records_each_person_whose_turns_it_shows_and_not_a_grants_staff(owner, colleague, root):
+    """A turn's reservation names the person who started it (its actor): the
+    ledger, listed or searched by their name, shows their turns, when and
+    what they cost, as the turns' admin does. A grant's actor is staff: no row."""
+    import uuid
+
+    from credits.models import LedgerEntry
+    from credits.services import credits_grant, credits_reserve
+    from tests.web.conftest import web_client
+
+    credits_reserve(owner.member, turn_id=uuid.uuid4())
+    credits_grant(organization=owner.organization, credits=5, staff_user=root, reason="Pilot")
+    client = logged_in(make_staff("mo", "credits.view_ledgerentry"))
+    listing = reverse("admin:credits_ledgerentry_changelist")
+
+    assert client.get(listing, {"q": owner.user.username}).status_code == 200
+    assert list(StaffAccess.objects.values_list("person_id", "kind", "object_id")) == [
+        (owner.user.pk, "ledger_entry", "")]
+    reserve = LedgerEntry.objects.get(kind="reserve")
+    grant = LedgerEntry.objects.get(kind="grant")
+    for entry in (reserve, grant):
+        assert client.get(reverse("admin:credits_ledgerentry_change", args=[entry.pk])).status_code == 200
+    assert list(StaffAccess.objects.filter(object_id__gt="").values_list("person_id", "object_id")) == [
+        (owner.user.pk, str(reserve.pk))]
+    assert "a staff member looked at what one of your replies cost" in web_client(owner).get("/data/").content.decode()

@@ -304,3 +304,24 @@ def test_concurrent_sweeps_expire_each_card_once(owner, notes):
     assert all(isinstance(count, int) for count in counts), counts
     assert sum(counts) == 5
     assert set(ActionCard.objects.values_list("status", flat=True)) == {"expired"}
+
+
+TWIN_ROUNDS = 10
+
+
+@pytest.mark.django_db(transaction=True)
+def test_twin_cards_confirmed_at_once_send_one_mail_and_refuse_the_other_as_a_repeat(owner):
+    """Two pending cards with one fingerprint (the model proposed the same mail
+    twice), each clicked at the same moment (two tabs): one sends, the other
+    is refused as a repeat (no effect twice without an acknowledgement), and
+    neither click fails."""
+    thread = make_thread(owner)
+    for _ in range(TWIN_ROUNDS):
+        twins = [propose_card(owner, "send_email", EMAIL, thread=thread) for _ in range(2)]
+        sent_before = len(mail.outbox)
+        outcomes = race(2, lambda index, twins=twins: confirm(owner, twins[index]))
+        assert sorted(type(o).__name__ for o in outcomes) == ["ActionCard", "CardRepeat"], outcomes
+        assert len(mail.outbox) == sent_before + 1
+        # Cleared for the next round, whose twins must not repeat this one's mail.
+        ActionCard.objects.filter(thread=thread).update(status="cancelled", identical_done_at=None)
+

@@ -17,6 +17,8 @@ from tests.workers import celery_worker
     (None, None), ("", None), ("respond-async", None), ("wait=5", 5), ("Wait = 5", 5), ('wait="7"', 7),
     ("respond-async, wait=10", 10), ("handling=lenient; x=1, wait=3", 3), ("wait=600", MAX_WAIT_SECONDS),
     ("wait=-1", None), ("wait=abc", None), ("wait=", None), ("waiting=5", None), ("wait=0", 0),
+    # Digits of other scripts (a Latin-1 header byte is "²"): not a number of seconds (they raised: a 500).
+    ("wait=\u00b2", None), ("wait=1\u00b9", None), ("wait=\u0663", None),
 ])
 def test_the_wait_preference_is_read_as_rfc_7240_says(header, seconds):
     assert requested_wait(header) == seconds
@@ -47,6 +49,12 @@ def test_a_turn_still_running_after_the_wait_answers_202_as_today(owner):
     assert response.status_code == 202
     assert response["Preference-Applied"] == "wait=1"
     assert set(response.json()) == {"conversationId", "turnId", "messageId"}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_wait_in_digits_of_another_script_is_ignored_not_a_500(owner):
+    response = owner.client.post("/api/chat", {"message": "Hello"}, format="json", HTTP_PREFER="wait=\u00b2")
+    assert response.status_code == 202 and not response.has_header("Preference-Applied")
 
 
 @pytest.mark.django_db(transaction=True)

@@ -359,6 +359,16 @@ def test_an_organization_that_is_not_yours_is_not_found(owner):
     assert response.json()["code"] == "organization_not_found"
 
 
+@pytest.mark.parametrize("slug", ["acme\x00", "\x00"])
+def test_an_organization_header_with_a_nul_is_not_found_not_a_500(owner, slug):
+    """No slug holds a NUL (and PostgreSQL text can't): with a token and with a session."""
+    session = APIClient()
+    session.force_login(owner.user)
+    for client in (owner.client, session):
+        response = client.get(LIST_URL, HTTP_X_ORGANIZATION=slug)
+        assert response.status_code == 404 and response.json()["code"] == "organization_not_found"
+
+
 def test_session_login_works_for_the_api(owner, client):
     client.force_login(owner.user)
     assert client.get(LIST_URL).status_code == 200

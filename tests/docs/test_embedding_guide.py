@@ -11,7 +11,7 @@ from django.conf import settings
 from django.test import Client
 from django.utils.module_loading import import_string
 
-from tools import Toolset
+from tools import ContextTitle, Toolset
 from workspace.models import Note
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -44,7 +44,7 @@ def test_the_setting_names_the_toolset_with_its_page_context(db, owner):
     workspace = next(toolset for toolset in toolsets if toolset.name == "workspace")
     assert isinstance(workspace, Toolset) and {"delete_note", "send_email"} <= {t.name for t in workspace.tools}
     note = Note.objects.create(organization=owner.organization, owner=owner.user, title="Plan")
-    assert workspace.contexts["note"](owner.member, str(note.id)) == "Plan"
+    assert workspace.contexts["note"](owner.member, str(note.id)) == ContextTitle("Plan", untrusted=False)
 
 
 def test_the_pages_it_builds_render_with_the_panel(db, owner):

@@ -46,7 +46,10 @@ def test_bearer_and_token_schemes_both_authenticate(owner, scheme):
     assert response.status_code == 200
 
 
-@pytest.mark.parametrize("header", ["Bearer", "Bearer a b", "Bearer not-a-token", "Token 0123456789abcdef0123"])
+@pytest.mark.parametrize("header", [
+    "Bearer", "Bearer a b", "Bearer not-a-token", "Token 0123456789abcdef0123",
+    "Bearer abc\x00defgh", "Token 0123456789abcde\x00", "Bearer é", "Token \xff\xff\xff",  # 500s before
+])
 def test_a_wrong_token_is_401(owner, header):
     response = api_client(header).get(LIST_URL)
     assert response.status_code == 401

@@ -111,3 +111,31 @@ def test_a_card_repeating_a_sent_email_says_so_and_needs_confirm_again(owner, te
     assert "identical action" in answer and edits[0]["buttons"] is not None and len(mail.outbox) == 1
     answer, _ = click(OLIVIA_TG, callback_data(twin, confirm=True, again=True))
     assert answer == "Done." and len(mail.outbox) == 2
+
+
+def test_a_long_twin_refused_as_a_repeat_still_shows_its_notice_and_its_whole_body(owner, telegram_on):
+    """Two identical long send cards shown in the chat; the first is
+    confirmed, then the twin's plain Confirm is refused as a repeat. The
+    twin's last message is edited: with the earlier messages as they were
+    sent, the person must still see the repeat notice and every word of the
+    body (the notice, first, would move the cuts between messages), and no
+    Confirm is offered there (the browser shows the card whole)."""
+    linked(owner)
+    send = ("send_email", {"to": "bob@example.com", "subject": "Report", "body": BODY})
+    turn = play(owner, ScriptedClient(call(send), call(send), say("Two cards.")))
+    StreamedReply.objects.create(turn_id=turn.id, chat_id=OLIVIA_TG)
+    follow_turn(turn.id, slice_seconds=5, sleep=lambda s: None)
+    first, twin = ActionCard.objects.order_by("created_at", "id")
+    assert click(OLIVIA_TG, callback_data(first, confirm=True))[0] == "Done."
+
+    answer, edits = click(OLIVIA_TG, callback_data(twin, confirm=True))
+
+    assert "identical action" in answer and "browser" in answer and len(answer) <= 200
+    assert edits[0]["buttons"] is None  # no Confirm on a card the chat can't show whole with its notice first
+    assert ActionCard.objects.get(id=twin.id).status == ActionCard.Status.PENDING and len(mail.outbox) == 1
+    texts = [c.params["text"] for c in telegram_on.of("sendMessage")]
+    with_buttons = [i for i, c in enumerate(telegram_on.of("sendMessage")) if c.params.get("reply_markup")]
+    start = with_buttons[0] + 1  # the twin's messages follow the first card's last one
+    shown = "\n".join(visible(text) for text in [*texts[start:with_buttons[1]], edits[0]["text"]])
+    assert "An identical action was already confirmed" in shown
+    assert all(f"line{n:04d}" in shown for n in range(800))

@@ -239,3 +239,24 @@ def test_removing_the_active_link_on_the_page_makes_another_one_active(owner, gl
     session.save()
     assert client.post("/telegram/link/", {"action": "unlink"}).status_code == 302
     assert list(TelegramLink.objects.values_list("organization__slug", "active")) == [("acme", True)]
+
+
+@pytest.mark.parametrize("same_organization", [True, False])
+def test_a_code_of_another_person_does_not_take_over_an_account_linked_to_someone(
+        owner, colleague, outsider, telegram_on, same_organization):
+    """Olivia's Telegram account is linked to her. Someone else's code (a
+    colleague's, or a person's of another organization), sent through a deep
+    link Olivia is tricked into opening, must not make her account speak for
+    them: her messages would go into their conversations. Nothing is linked,
+    the code stays usable, and after /unlink it links."""
+    linked(owner)
+    other = colleague if same_organization else outsider
+    issued = link_code_create(other.member)
+
+    reply = send(OLIVIA_TG, f"/start {issued.code}")[0]
+
+    assert "another person" in reply and "/unlink" in reply
+    assert list(TelegramLink.objects.values_list("user_id", "active")) == [(owner.user.pk, True)]
+    send(OLIVIA_TG, "/unlink")
+    assert "Linked to" in send(OLIVIA_TG, f"/start {issued.code}")[0]
+    assert list(TelegramLink.objects.values_list("user_id", flat=True)) == [other.user.pk]

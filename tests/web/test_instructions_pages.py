@@ -53,3 +53,13 @@ def test_the_organizations_instructions_are_bounded(acme, admin_web):
     response = admin_web.post("/organization/instructions", {"instructions": "x" * 4001})
     assert response.status_code == 400
     assert Organization.objects.get(pk=acme.pk).instructions == ""
+
+
+def test_a_nul_in_the_organizations_instructions_is_refused_not_a_500(acme, admin_web):
+    """PostgreSQL text can't hold NUL: a crafted form is a 400, as the person's own page answers."""
+    response = admin_web.post("/organization/instructions", {"instructions": "Sign\x00 with Acme."})
+    assert response.status_code == 400
+    assert Organization.objects.get(pk=acme.pk).instructions == ""
+    mine = admin_web.post("/instructions/", {"instructions": "Sign\x00 with Acme."})
+    assert mine.status_code == 400
+    assert Membership.objects.get(organization=acme, user__username="ada").instructions == ""

@@ -188,6 +188,12 @@ def test_bad_input_is_a_400_that_changes_nothing(admin_web, admin, owner, url, b
     assert not OrganizationChange.objects.exists()
 
 
+@pytest.mark.parametrize("provider", ["nobody", "%00", "info%00maniak"])
+def test_removing_a_key_of_no_known_provider_is_404_not_a_500(admin_web, provider):
+    """A crafted provider name (a NUL: PostgreSQL text can't hold one) never reaches the query."""
+    assert admin_web.post(f"/organization/keys/{provider}/remove").status_code == 404
+
+
 def test_an_unknown_member_is_404(admin_web):
     assert admin_web.post("/organization/members/999999/cap", {"credits": "1"}).status_code == 404
 
