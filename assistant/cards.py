@@ -82,6 +82,21 @@ class CardRepeat(CardRefused):
     click did not acknowledge it: the card stays pending, now saying so."""
 
 
+class CardNeedsPerson(CardRefused):
+    """Confirmed with an API token in a conversation whose cards a program
+    proposes while holding the person's token (MCP): that program could
+    confirm its own proposal. Only the person, signed in, decides it."""
+
+
+# Surfaces whose cards are decided by the person only, never with an API
+# token; the doors above the engine register themselves (surfaces.mcp).
+PERSON_ONLY_SURFACES: set[str] = set()
+
+
+def decide_in_person_only(surface: str) -> None:
+    PERSON_ONLY_SURFACES.add(surface)
+
+
 class CardStale(CardRefused):
     """The fingerprint differs from what the person was shown.
 
@@ -126,7 +141,7 @@ def _locked_card(member: Member, card_id: UUID) -> ActionCard:
     return card
 
 
-def _locked_card_and_twins(member: Member, card_id: UUID) -> ActionCard:
+def _locked_card_and_twins(member: Member, card_id: UUID) -> tuple[ActionCard, str]:
     """The card with its row locked, as _locked_card, after the rows of its
     pending twins (same conversation and fingerprint), all in id order.
 
@@ -134,15 +149,16 @@ def _locked_card_and_twins(member: Member, card_id: UUID) -> ActionCard:
     (mark_pending_twins): locking only its own row first, each waited for the
     other's, a deadlock that failed one click. In one order, the second
     waits for the first to commit, then finds it done (CardRepeat).
+    Also returns the surface of the card's conversation.
     """
     mine = cards_of(member)
-    found = mine.filter(id=card_id).values_list("thread_id", "snapshot_hash").first()
+    found = mine.filter(id=card_id).values_list("thread_id", "snapshot_hash", "thread__surface").first()
     if found is None:
         raise CardNotFound
-    thread_id, fingerprint = found
+    thread_id, fingerprint, surface = found
     twins = mine.filter(thread_id=thread_id, snapshot_hash=fingerprint, status=Status.PENDING)
     list((twins | mine.filter(id=card_id)).select_for_update().order_by("id").values_list("id", flat=True))
-    return _locked_card(member, card_id)
+    return _locked_card(member, card_id), surface
 
 
 # --- Checks (no writes) ----------------------------------------------------------
@@ -193,22 +209,27 @@ def current_fingerprint(member: Member, card: ActionCard) -> str | None:
 
 def card_confirm(
     member: Member, *, card_id: UUID, shown_hash: str, acknowledged_repeat: bool = False,
-    now: datetime | None = None,
+    with_token: bool = False, now: datetime | None = None,
 ) -> ActionCard:
     """Perform the card's action, once, if it is still exactly what the person was shown.
 
     Raises CardNotFound, CardDecided, CardExpired (the card is now expired),
     CardStale (failed when the data changed; untouched when only `shown_hash`
     differs) or CardRepeat (an identical action was done in the conversation
-    and `acknowledged_repeat` is false); then nothing was performed.
+    and `acknowledged_repeat` is false) or CardNeedsPerson (`with_token`, the
+    request's credential an API token, on a card of a PERSON_ONLY_SURFACES
+    conversation); then nothing was performed.
     """
     now = now or timezone.now()
     with transaction.atomic():
         # Lock the row: two clicks (or two tabs) confirming at once must not
         # both find it pending; the second waits, then sees it decided.
-        card = _locked_card_and_twins(member, card_id)
-        refusal = _refusal_or_none(lambda: check_confirmable(
-            member, card, shown_hash=shown_hash, now=now, acknowledged_repeat=acknowledged_repeat))
+        card, surface = _locked_card_and_twins(member, card_id)
+        if with_token and surface in PERSON_ONLY_SURFACES:
+            refusal = CardNeedsPerson(card)
+        else:
+            refusal = _refusal_or_none(lambda: check_confirmable(
+                member, card, shown_hash=shown_hash, now=now, acknowledged_repeat=acknowledged_repeat))
         if refusal is None:
             _decide(card, Status.CONFIRMED, now)  # the claim: from here on, only this request performs
             mark_pending_twins(card)

@@ -24,6 +24,7 @@ from foundation.api_errors import ApiError, bad_request, not_found
 from foundation.openapi import errors
 from foundation.serializers import StrictBooleanField, StrictCharField, StrictSerializer, parse_uuid
 from organizations.api import ORGANIZATION_PARAMETER, MemberAPIView
+from organizations.models import ApiToken
 
 SHA256_HEX = r"^[0-9a-f]{64}$"
 
@@ -39,6 +40,11 @@ REFUSALS = {
         "acknowledgeRepeat to do it a second time.",
     ),
     cards.CardExpired: (status.HTTP_410_GONE, "expired", "This card has expired; nothing was done."),
+    cards.CardNeedsPerson: (
+        status.HTTP_403_FORBIDDEN, "confirm_in_browser",
+        "A program proposed this action with your API token, so a token can't confirm it: open the "
+        "conversation signed in (the card's confirmUrl) and confirm it there; nothing was done.",
+    ),
 }
 
 CardResponse = inline_serializer("ActionCard", {
@@ -62,6 +68,7 @@ CardResponse = inline_serializer("ActionCard", {
                  "description. Never offer Confirm without all of it."),
 })
 DECIDE_ERRORS = errors("not_found", "stale", "decided", "expired", "repeat")
+CONFIRM_ERRORS = errors("not_found", "stale", "decided", "expired", "repeat", "confirm_in_browser")
 
 
 class ConfirmRequestSerializer(StrictSerializer):
@@ -119,9 +126,11 @@ class CardConfirmView(MemberAPIView):
 
     @extend_schema(
         operation_id="card_confirm", parameters=[ORGANIZATION_PARAMETER], request=ConfirmRequestSerializer,
-        responses=CardResponse, extensions=DECIDE_ERRORS,
+        responses=CardResponse, extensions=CONFIRM_ERRORS,
         description="Performs the action once, if it is still exactly what the person was shown. A refusal "
-        "(409 `stale`/`decided`/`repeat`, 410 `expired`) carries the card as it now is.",
+        "(409 `stale`/`decided`/`repeat`, 410 `expired`) carries the card as it now is. A card proposed over "
+        "MCP is confirmed by the person signed in (a session), never with an API token: 403 "
+        "`confirm_in_browser`.",
     )
     def post(self, request, card_id: str):
         parsed_id = parse_card_id(card_id)
@@ -129,7 +138,8 @@ class CardConfirmView(MemberAPIView):
         body.is_valid(raise_exception=True)
         with card_errors():
             card = cards.card_confirm(self.member, card_id=parsed_id, shown_hash=body.validated_data["hash"],
-                                      acknowledged_repeat=body.validated_data["acknowledgeRepeat"])
+                                      acknowledged_repeat=body.validated_data["acknowledgeRepeat"],
+                                      with_token=isinstance(request.auth, ApiToken))
         return Response(card_json(card))
 
 

@@ -53,6 +53,7 @@ ERROR_STATUS = {
     "permission_denied": status.HTTP_403_FORBIDDEN,
     "token_organization_mismatch": status.HTTP_403_FORBIDDEN,
     "membership_suspended": status.HTTP_403_FORBIDDEN,
+    "confirm_in_browser": status.HTTP_403_FORBIDDEN,
     "not_found": status.HTTP_404_NOT_FOUND,
     "organization_not_found": status.HTTP_404_NOT_FOUND,
     "not_acceptable": status.HTTP_406_NOT_ACCEPTABLE,
@@ -88,7 +89,7 @@ WITH_BODY = ("invalid", "malformed_json", "payload_too_large", "unsupported_medi
 WITH_PATH_ID = ("invalid_id",)
 
 # Codes whose answer carries the card as it now is (assistant/cards_api.py).
-CARD_CODES = frozenset({"stale", "decided", "expired", "repeat"})
+CARD_CODES = frozenset({"stale", "decided", "expired", "repeat", "confirm_in_browser"})
 CARD_COMPONENT = "ActionCard"
 
 ERROR_CODES_KEY = "x-error-codes"

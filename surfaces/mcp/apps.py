@@ -9,6 +9,10 @@ class McpSurfaceConfig(AppConfig):
     verbose_name = "MCP"
 
     def ready(self) -> None:
+        from assistant import cards
         from surfaces.mcp import personal_data
+        from surfaces.mcp.record import SURFACE
 
         personal_data.register()
+        # The MCP client holds the person's token: it must not confirm what it proposed.
+        cards.decide_in_person_only(SURFACE)

@@ -58,12 +58,15 @@ def routes(urlconf_module: str) -> list[str]:
 class Door:
     """The adapter every door implements. `turns`: the door runs turns (False:
     it must offer no way to run one, see `no_turns`); `confirms`: a card can be
-    confirmed through it; `proposes`: a card can be proposed through it."""
+    confirmed through it; `proposes`: a card can be proposed through it;
+    `decided_in_person`: a program holding the person's API token proposes
+    through it, so that token can't confirm what it proposed."""
 
     name = ""
     turns = True
     confirms = True
     proposes = True
+    decided_in_person = False
 
     def __init__(self, request):
         self.request = request

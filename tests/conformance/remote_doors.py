@@ -19,6 +19,7 @@ class McpDoor(Door):
 
     name = "mcp"
     turns = confirms = False
+    decided_in_person = True  # the MCP client holds the person's token
 
     @property
     def server(self):

@@ -52,6 +52,24 @@ def owner_conversation(owner):
     return Thread.objects.get(external_id="chat-1")
 
 
+def test_the_program_that_proposed_a_card_cant_confirm_it_with_the_persons_token(door, owner):
+    """Where a program holding the person's API token proposes (MCP), that
+    token confirming the card is refused and nothing is sent; elsewhere the
+    token is the person's own client (the API, a host product's page)."""
+    if not door.proposes:
+        door.no_turns()
+        return
+    card = door.propose(owner, None, SHORT)
+    response = owner.client.post(f"/api/cards/{card.id}/confirm", {"hash": card.snapshot_hash}, format="json")
+    card.refresh_from_db()
+    if door.decided_in_person:
+        assert response.status_code == 403 and response.json()["code"] == "confirm_in_browser", response.content
+        assert card.status == ActionCard.Status.PENDING and not mail.outbox
+    else:
+        assert response.status_code == 200, response.content
+        assert card.status == ActionCard.Status.CONFIRMED and len(mail.outbox) == 1
+
+
 def test_a_card_is_shown_whole_warning_first_and_confirm_only_with_all_of_it(door, owner, private_and_untrusted):
     if not door.proposes:
         door.no_turns()

@@ -5,6 +5,7 @@ error (point 5), a repeat of a confirmed action says so (point 8)."""
 
 import pytest
 from asgiref.sync import sync_to_async
+from django.test import Client
 
 from assistant.models import ActionCard
 from assistant.proposals import TRIFECTA_WARNING
@@ -58,17 +59,28 @@ def test_a_format_character_is_a_tool_error_and_no_card(server, owner):
     assert not ActionCard.objects.exists()
 
 
+def signed_in(person) -> Client:
+    """The person in their browser: cards proposed over MCP are confirmed there, never with a token."""
+    browser = Client()
+    browser.force_login(person.user)
+    return browser
+
+
 def test_an_action_confirmed_over_mcp_is_flagged_when_proposed_again(server, owner):
+    browser = signed_in(owner)
+
     def confirm_first(results):
         card = ActionCard.objects.get(id=results[0].structured_content["cardId"])
-        response = owner.client.post(f"/api/cards/{card.id}/confirm", {"hash": card.snapshot_hash}, format="json")
+        response = browser.post(f"/api/cards/{card.id}/confirm", {"hash": card.snapshot_hash},
+                                content_type="application/json")
         assert response.status_code == 200
 
     first, again = calls(server, owner, ("send_email", SEND), confirm_first, ("send_email", SEND))
     assert "An identical action was already confirmed" not in first.content[0].text
     assert again.content[0].text.startswith("⚠️ An identical action was already confirmed")
     twin = ActionCard.objects.get(id=again.structured_content["cardId"])
-    refused = owner.client.post(f"/api/cards/{twin.id}/confirm", {"hash": twin.snapshot_hash}, format="json")
+    refused = browser.post(f"/api/cards/{twin.id}/confirm", {"hash": twin.snapshot_hash},
+                           content_type="application/json")
     assert refused.status_code == 409 and refused.json()["code"] == "repeat"
 
 

@@ -139,10 +139,16 @@ def test_a_confirm_tool_creates_a_card_confirmed_through_the_rest_api(server, ow
     assert card["cardId"] in page and card["hash"] in page  # the card, with what its buttons send
     assert Note.objects.filter(id=note.id).exists()  # nothing happened over MCP
 
-    # A colleague can't confirm it; the owner can, through the REST API, once.
+    # A colleague can't confirm it. Nor can the API token the MCP client holds
+    # (the program that proposed it would confirm its own proposal): only the
+    # owner signed in, through the REST API, once.
     assert colleague.client.post(f"/api/cards/{card['cardId']}/confirm", {"hash": card["hash"]},
                                  format="json").status_code == 404
-    confirmed = owner.client.post(f"/api/cards/{card['cardId']}/confirm", {"hash": card["hash"]}, format="json")
+    with_token = owner.client.post(f"/api/cards/{card['cardId']}/confirm", {"hash": card["hash"]}, format="json")
+    assert with_token.status_code == 403 and with_token.json()["code"] == "confirm_in_browser", with_token.json()
+    assert with_token.json()["card"]["status"] == "pending" and Note.objects.filter(id=note.id).exists()
+    confirmed = browser.post(f"/api/cards/{card['cardId']}/confirm", {"hash": card["hash"]},
+                             content_type="application/json")
     assert confirmed.status_code == 200, confirmed.json()
     assert confirmed.json()["status"] == "confirmed"
     assert not Note.objects.filter(id=note.id).exists()
