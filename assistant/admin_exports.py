@@ -1,5 +1,7 @@
 """The operators' exports page in the admin (/admin/assistant/turn/exports/):
-pick what, which organization and period, and a format; the file streams."""
+pick what, which organization and period, and a format; the file streams.
+Every download records one staff access row per person whose numbers it
+holds (kind `usage_export`): usage, turns and costs are the person's data."""
 
 from datetime import UTC, datetime, time, timedelta
 
@@ -9,7 +11,8 @@ from django.template.response import TemplateResponse
 
 from assistant import exports
 from foundation.downloads import download_response
-from organizations.models import Organization
+from organizations.access_log import staff_accesses_record_listed
+from organizations.models import Organization, StaffAccess
 
 # Who may download what: the ledger and the usage are accounting, the turns are the assistant's.
 PERMISSIONS = {"ledger": "credits.view_ledgerentry", "usage": "credits.view_ledgerentry",
@@ -46,15 +49,30 @@ class ExportForm(forms.Form):
         return data
 
 
+def period(data: dict) -> dict:
+    """The turns' period: from the first day's start to the end of the last (UTC)."""
+    return {"start": datetime.combine(data["start"], time.min, tzinfo=UTC),
+            "end": datetime.combine(data["end"] + timedelta(days=1), time.min, tzinfo=UTC),
+            "organization": data.get("organization")}
+
+
 def table_for(data: dict) -> exports.Table:
     what = data["what"]
     if what == "ledger":
         return exports.ledger_table(data["organization"], data["month"])
     if what == "usage":
         return exports.usage_table(data["organization"], data.get("month") or None)
-    start = datetime.combine(data["start"], time.min, tzinfo=UTC)
-    end = datetime.combine(data["end"] + timedelta(days=1), time.min, tzinfo=UTC)
-    return exports.turns_table(start=start, end=end, organization=data.get("organization"))
+    return exports.turns_table(**period(data))
+
+
+def people_in(data: dict, table: exports.Table) -> set[tuple[int, int]]:
+    """The (person, organization) pairs whose numbers the file holds."""
+    what = data["what"]
+    if what == "ledger":
+        return exports.ledger_people(data["organization"], data["month"])
+    if what == "usage":  # a list already read: its user ids (an erased person's usage is no one's)
+        return {(row[1], data["organization"].pk) for row in table.rows if row[1] is not None}
+    return exports.turns_people(**period(data))
 
 
 def exports_view(admin_site, request):
@@ -64,7 +82,12 @@ def exports_view(admin_site, request):
         data = form.cleaned_data
         if not request.user.has_perm(PERMISSIONS[data["what"]]):
             raise PermissionDenied
-        return streamed(request, table_for(data), data["format"])
+        table = table_for(data)
+        # Each person whose numbers the file holds is told (the staff access log),
+        # before the first byte: a download cut short has still shown its start.
+        staff_accesses_record_listed(staff=request.user, kind=StaffAccess.Kind.USAGE_EXPORT,
+                                     owners=people_in(data, table), path=request.get_full_path())
+        return streamed(request, table, data["format"])
     context = {**admin_site.each_context(request), "form": form, "title": "Exports"}
     return TemplateResponse(request, "admin/assistant/exports.html", context, status=400 if form.is_bound else 200)
 

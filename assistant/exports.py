@@ -58,6 +58,16 @@ def ledger_table(organization: Organization, month: str) -> Table:
     return Table(f"ledger-{organization.slug}-{month}", LEDGER_HEADER, rows)
 
 
+def ledger_people(organization: Organization, month: str) -> set[tuple[int, int]]:
+    """Whose turns the ledger's rows show: a turn's rows name the person who
+    started it (its actor), as the ledger's admin counts them; a grant's actor
+    is staff. One query."""
+    actors = (LedgerEntry.objects.filter(account__organization=organization, account__month=month,
+                                         turn_id__isnull=False, actor_id__isnull=False)
+              .order_by().values_list("actor_id", flat=True).distinct())
+    return {(actor_id, organization.pk) for actor_id in actors}
+
+
 USAGE_HEADER = ("month", "user_id", "username", "turns", "used_micros", "reserved_micros")
 
 
@@ -100,6 +110,14 @@ def turns_of_period(*, start: datetime, end: datetime, organization: Organizatio
     if organization is not None:
         turns = turns.filter(organization=organization)
     return turns.order_by("created_at", "id")
+
+
+def turns_people(*, start: datetime, end: datetime, organization: Organization | None = None
+                 ) -> set[tuple[int, int]]:
+    """The (person, organization) pairs whose turns the period holds (an erased
+    person's turns are no one's). One query over the same index range."""
+    turns = turns_of_period(start=start, end=end, organization=organization).filter(user_id__isnull=False)
+    return set(turns.order_by().values_list("user_id", "organization_id").distinct())
 
 
 def turns_table(*, start: datetime, end: datetime, organization: Organization | None = None) -> Table:

@@ -39,7 +39,7 @@ ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost"] if DEBUG el
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    "organizations.admin_site.TracedAdminConfig",  # django.contrib.admin, its autocomplete traced
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",

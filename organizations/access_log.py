@@ -2,8 +2,9 @@
 
 Written by the admin pages that show a person's objects (a conversation, a
 turn, a card, a note, an inbox message, a sent e-mail: opened, or listed —
-one row per person a list page shows, without an object id) and by the staff
-actions on a person (an export, the start of an erasure). Superusers read it in the
+one row per person a list page or an autocomplete shows, without an object
+id), by the operators' exports (one row per person whose numbers the file
+holds) and by the staff actions on a person (an export, the start of an erasure). Superusers read it in the
 admin; the person sees their rows on the data page and in their export, as
 "a staff member", never by name. The retention job deletes old rows.
 
@@ -26,6 +27,10 @@ Kind = StaffAccess.Kind
 
 # Rows deleted per transaction by the retention job.
 PURGE_BATCH = 1000
+# Rows written per INSERT for the people a page or a file showed: a list page
+# (at most a few hundred rows) stays one INSERT; an export's thousands of
+# people are written in statements of bounded size.
+LISTED_BATCH = 1000
 
 
 def staff_access_record(
@@ -45,14 +50,15 @@ def staff_access_record(
 
 def staff_accesses_record_listed(*, staff, kind: str, owners: set[tuple[int | None, int | None]],
                                  path: str) -> int:
-    """A list page showed objects of these (person, organization) pairs: one
-    row each, no object id, one INSERT. Returns the count."""
+    """A list page (or a file) showed objects of these (person, organization)
+    pairs: one row each, no object id, one INSERT per LISTED_BATCH rows.
+    Returns the count."""
     now = timezone.now()
     rows = StaffAccess.objects.bulk_create([
         StaffAccess(at=now, staff=staff, staff_username=staff.get_username(), person_id=person_id,
                     organization_id=organization_id, kind=kind, object_id="", path=path[:500])
         for person_id, organization_id in sorted(owners, key=str)
-    ])
+    ], batch_size=LISTED_BATCH)
     if rows:
         logger.info("staff_access_listed", extra={"staff_id": staff.pk, "kind": kind, "people": len(rows)})
     return len(rows)

@@ -201,10 +201,14 @@ class RecordsStaffAccess:
         changelist = (getattr(response, "context_data", None) or {}).get("cl")
         if response.status_code == 200 and changelist is not None:
             # The page's rows, already read for the page (iterating caches them for the template).
-            owners = self.staff_access_owners(changelist.result_list)
-            staff_accesses_record_listed(staff=request.user, kind=self.staff_access_kind, owners=owners,
-                                         path=request.get_full_path())
+            self.staff_access_record_listed(request, changelist.result_list)
         return response
+
+    def staff_access_record_listed(self, request, objs) -> None:
+        """A page listed these objects (titles, names): one row per person, one
+        INSERT. Also called by the admin's autocomplete (organizations.admin_site)."""
+        staff_accesses_record_listed(staff=request.user, kind=self.staff_access_kind,
+                                     owners=self.staff_access_owners(objs), path=request.get_full_path())
 
     def get_actions(self, request):
         # The list's "Delete selected" shows the chosen objects (their titles)

@@ -129,6 +129,7 @@ class StaffAccess(models.Model):
         FEEDBACK = "feedback", "Feedback on a reply"
         ACCOUNT = "account", "Account"
         LEDGER_ENTRY = "ledger_entry", "Ledger row of a turn"
+        USAGE_EXPORT = "usage_export", "Operators' export of usage, turns or ledger"
 
     at = models.DateTimeField(db_index=True)
     staff = models.ForeignKey(

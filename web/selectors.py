@@ -153,6 +153,7 @@ STAFF_ACCESS_WORDS = {
     "feedback": _("a staff member read your feedback on a reply"),
     "account": _("a staff member opened your account"),
     "ledger_entry": _("a staff member looked at what one of your replies cost"),
+    "usage_export": _("a staff member downloaded a table of your use of the assistant and what it cost"),
 }
 # A row without an object of these kinds: an admin list page showed the person's objects.
 LISTED_WORDS = _("a staff member saw a list that showed some of your data")
