@@ -221,6 +221,10 @@ class ApiToken(AbstractAuthToken):
     name = models.CharField(max_length=80, blank=True)
     # When a request last authenticated with it, to the minute (organizations/tokens.py).
     last_used_at = models.DateTimeField(null=True, blank=True)
+    # Accepted at /mcp only, never by the API (organizations/tokens.py): the
+    # MCP client that holds it can't confirm a card, nor start a turn whose
+    # card it would confirm.
+    mcp_only = models.BooleanField(default=False)
 
     PREFIX_SHOWN = 8
 

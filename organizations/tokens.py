@@ -52,7 +52,12 @@ class OrganizationTokenAuthentication(TokenAuthentication):
             return None  # another scheme, or none: the session may authenticate
         if len(parts) != 2:
             raise exceptions.AuthenticationFailed(_("Invalid token header: expected one token after the scheme."))
-        return self.authenticate_credentials(parts[1])
+        user, auth_token = self.authenticate_credentials(parts[1])
+        # The API's doors (/api/, /ai/) authenticate here; /mcp calls
+        # authenticate_credentials itself and so accepts an MCP-only token.
+        if auth_token.mcp_only:
+            raise exceptions.AuthenticationFailed(_("This token is for MCP clients only."))
+        return user, auth_token
 
     def authenticate_credentials(self, token):
         # Tokens are ASCII without NUL: anything else is refused before knox decodes it (a
@@ -85,8 +90,10 @@ class OrganizationTokenScheme(OpenApiAuthenticationExtension):
         return build_bearer_security_scheme_object(header_name="Authorization", token_prefix="Bearer")  # noqa: S106
 
 
-def create_token(member: Member, *, days: int | None = None, name: str = "") -> tuple[ApiToken, str]:
-    """A new token of the member's person in the member's organization.
+def create_token(member: Member, *, days: int | None = None, name: str = "",
+                 mcp_only: bool = False) -> tuple[ApiToken, str]:
+    """A new token of the member's person in the member's organization;
+    `mcp_only`: accepted at /mcp only, never by the API.
     Returns (the row, the token itself — shown once, never stored)."""
     days = settings.API_TOKEN_DAYS if days is None else days
     if not 1 <= days <= MAX_TOKEN_DAYS:
@@ -95,7 +102,8 @@ def create_token(member: Member, *, days: int | None = None, name: str = "") -> 
     if len(tokens_of(member)) >= MAX_TOKENS_PER_PERSON:
         raise TooManyTokens
     user = get_user_model().objects.get(pk=member.user_id)
-    return ApiToken.objects.create(user, timedelta(days=days), organization_id=member.organization_id, name=name[:80])
+    return ApiToken.objects.create(user, timedelta(days=days), organization_id=member.organization_id, name=name[:80],
+                                   mcp_only=mcp_only)
 
 
 # A token's last use is written at most once a minute: a script's burst of

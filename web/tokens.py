@@ -26,6 +26,10 @@ class NewTokenForm(forms.Form):
     name = forms.CharField(max_length=80, required=False, label=gettext_lazy("Name (what uses it)"))
     days = forms.TypedChoiceField(choices=LIFETIMES, coerce=int, initial=settings.API_TOKEN_DAYS,
                                   label=gettext_lazy("Expires in"))
+    mcp_only = forms.BooleanField(
+        required=False, label=gettext_lazy("For an MCP client only"),
+        help_text=gettext_lazy("Accepted at /mcp only: the program that holds it can't use the API, so it can't "
+                               "confirm the actions it proposes. Give an MCP client this kind."))
 
 
 # The session key the new token crosses the redirect under (popped when shown).
@@ -57,7 +61,7 @@ def token_create(request):
         return _page(request, form=form, status=400)
     try:
         _token, raw = tokens.create_token(request.member, days=form.cleaned_data["days"],
-                                          name=form.cleaned_data["name"])
+                                          name=form.cleaned_data["name"], mcp_only=form.cleaned_data["mcp_only"])
     except tokens.TooManyTokens:
         form.add_error(None, _("You already hold %(count)d tokens here: revoke one first.") % {
             "count": tokens.MAX_TOKENS_PER_PERSON})

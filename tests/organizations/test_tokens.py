@@ -298,3 +298,33 @@ def test_the_admin_never_shows_a_token_nor_its_start(admin_client, owner):
 
 def test_the_old_clear_text_token_app_is_gone(settings):
     assert "rest_framework.authtoken" not in settings.INSTALLED_APPS
+
+
+def test_an_mcp_only_token_made_on_the_page_is_refused_by_the_api_and_ai_doors(owner):
+    """The program that holds it can't confirm a card, nor start a turn whose card it would confirm."""
+    client = page_client(owner)
+    assert client.post("/tokens/new", {"name": "Claude", "days": "30", "mcp_only": "on"}).status_code == 302
+    html = client.get("/tokens/").content.decode()
+    raw = html.split('<code class="token-value" id="new-token-value">')[1].split("</code>")[0]
+    assert ApiToken.objects.get(user=owner.user, name="Claude").mcp_only
+    assert "data-token-mcp-only" in html
+    for method, url in (("get", CREDITS_URL), ("post", "/api/chat"), ("get", "/ai/conversations"),
+                        ("post", f"/api/cards/{ApiToken().public_id}/confirm")):
+        response = getattr(api_client(f"Bearer {raw}"), method)(url, {}, format="json")
+        assert response.status_code == 401 and response.json()["code"] == "authentication_failed", (url, response)
+
+
+def test_a_token_is_for_the_api_unless_asked(owner):
+    _, raw = create_token(owner.member, days=1)
+    assert api_client(f"Bearer {raw}").get(CREDITS_URL).status_code == 200
+    _, mcp_raw = create_token(owner.member, days=1, mcp_only=True)
+    assert api_client(f"Bearer {mcp_raw}").get(CREDITS_URL).status_code == 401
+
+
+def test_create_token_makes_an_mcp_only_token_when_asked(owner):
+    out = io.StringIO()
+    call_command("create_token", owner.user.username, organization=owner.organization.slug, mcp_only=True,
+                 stdout=out)
+    token = out.getvalue().strip()
+    assert ApiToken.objects.get(digest=hashlib.sha512(token.encode()).hexdigest()).mcp_only
+    assert api_client(f"Bearer {token}").get(CREDITS_URL).status_code == 401

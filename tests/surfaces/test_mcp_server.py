@@ -257,3 +257,19 @@ def test_a_suspended_membership_gets_401_and_lifting_it_restores_access(server, 
     assert initialize() == 401
     Membership.objects.filter(pk=membership.pk).update(suspended_at=None, suspended_reason="")
     assert initialize() != 401
+
+
+def test_an_mcp_only_token_works_at_mcp_and_its_card_waits_for_the_person(server, owner):
+    """The token an MCP client should hold: its tools work, the API refuses it."""
+    _, raw = create_token(owner.member, days=1, mcp_only=True)
+
+    async def go():
+        async with mcp_session(server.url, raw) as session:
+            return await session.call_tool("send_email", {"to": "b@example.com", "subject": "Hi", "body": "x"})
+    card = run(go()).structured_content
+    assert card["status"] == "awaiting_confirmation"
+    refused = httpx2.post(f"{server.url}/api/cards/{card['cardId']}/confirm", json={"hash": card["hash"]},
+                          headers={"Authorization": f"Bearer {raw}"})
+    assert refused.status_code == 401 and refused.json()["code"] == "authentication_failed"
+    assert ActionCard.objects.get(id=card["cardId"]).status == "pending" and not mail.outbox
+

@@ -17,8 +17,10 @@ class Command(BaseCommand):
         parser.add_argument("--days", type=int, default=settings.API_TOKEN_DAYS,
                             help=f"lifetime, 1 to {MAX_TOKEN_DAYS} days (default API_TOKEN_DAYS)")
         parser.add_argument("--name", default="", help="a label shown on the tokens page")
+        parser.add_argument("--mcp-only", action="store_true",
+                            help="accepted at /mcp only, never by the API (for an MCP client)")
 
-    def handle(self, *args, username, organization, days, name, **options):
+    def handle(self, *args, username, organization, days, name, mcp_only, **options):
         user = get_user_model().objects.filter(username=username, is_active=True).first()
         if user is None:
             raise CommandError(f"No active user {username!r}.")
@@ -27,7 +29,7 @@ class Command(BaseCommand):
         except (NoOrganization, OrganizationNotFound):
             raise CommandError(f"{username!r} is not a member of {organization!r}.") from None
         try:
-            _, token = create_token(member, days=days, name=name or "created by create_token")
+            _, token = create_token(member, days=days, name=name or "created by create_token", mcp_only=mcp_only)
         except ValueError as exc:
             raise CommandError(str(exc)) from None
         except TooManyTokens:
