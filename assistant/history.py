@@ -38,9 +38,9 @@ PAGE_CONTEXT_SEEN = SeenCall(flags=frozenset({"private"}))
 UNTRUSTED_PAGE_CONTEXT_SEEN = SeenCall(flags=frozenset({"private", "untrusted"}))
 # A file the person attached: written by someone else, it may carry instructions.
 ATTACHED_FILE_SEEN = SeenCall(flags=frozenset({"untrusted"}))
-# A `tool` message's free text: only a client writes one (the loop keeps results on their calls),
-# so it is an uploaded tool result the engine can't vouch for.
-UPLOADED_TOOL_TEXT_SEEN = SeenCall(flags=None)
+# Text a client uploaded (`PUT`, /ai/) in a role the engine writes itself, private and untrusted
+# as an uploaded call: nobody vouches for where it came from (see `uploaded_text`).
+UPLOADED_TEXT_SEEN = SeenCall(flags=None)
 
 UNFINISHED_CALL = "This tool call did not finish (the turn was interrupted)."
 
@@ -127,13 +127,38 @@ def load_context(thread_id: UUID) -> Context:
                 # The application's events carry cards' descriptions and outcomes:
                 # they taint like the tool that proposed them (superseded or not).
                 seen.extend(seen_tool(name) for name in event_tool_names(content))
-        if role == Message.Role.TOOL and content:
-            seen.append(UPLOADED_TOOL_TEXT_SEEN)
+        if uploaded_text(role, content, turn_id):
+            seen.append(UPLOADED_TEXT_SEEN)
         if message_id in files:  # seen once sent, as a superseded reply's reads
             seen.append(ATTACHED_FILE_SEEN)
         if superseded_at is None:  # a previous version (regenerated, edited) is never sent again
             items.extend(_items_of(role, content, turn_id, calls, files.get(message_id, ())))
     return Context(items, context_taint(seen), next_seq)
+
+
+def uploaded_text(role: str, content: str, turn_id: UUID | None) -> bool:
+    """Whether a message's text came from a client in a role only the engine
+    writes, so it may be third-party content (a fetched page, an email) the
+    engine can't vouch for. The turn id tells: the application writes it on
+    what its turns write, an upload can't set it, and a message sent back
+    changed loses it.
+
+    - `tool`: free text apart from a call; the loop keeps results on their
+      calls, so only a client writes one.
+    - `event`: without a turn id it is sent as inert text on the person's side,
+      but it is not the person's own words (a client stores fetched content so).
+    - `assistant`: the model takes its own earlier words as trusted context, so
+      a reply a client claims the assistant wrote can carry injected
+      instructions. Our turns' replies (turn id set) stay clean, or every
+      conversation with a reply would be tainted; an MCP call's message has no
+      text, only its call (which taints on its own).
+
+    The person's own `user` text is theirs, as typed in the browser."""
+    if not content:
+        return False
+    if role == Message.Role.TOOL:
+        return True
+    return turn_id is None and role in (Message.Role.EVENT, Message.Role.ASSISTANT)
 
 
 def seen_call(call: StoredCall, *, vouched: bool) -> SeenCall:

@@ -11,6 +11,7 @@ from django.core.exceptions import ImproperlyConfigured
 from assistant.app_events import render_events
 from assistant.history import load_context
 from assistant.models import ActionCard
+from assistant.trifecta import Taint
 from conversations.models import Message, ToolCall
 from conversations.services import message_append
 from tests.assistant.conftest import play
@@ -79,11 +80,13 @@ def test_an_application_event_about_a_card_taints_like_its_tool(owner):
     assert load_context(first.thread_id).taint.read_private is True
 
 
-def test_an_uploaded_event_taints_nothing_of_its_own_it_is_inert_text(owner):
+def test_an_uploaded_event_is_not_the_applications_it_counts_as_uploaded_text(owner):
+    """Without a turn id an event block is inert text, not a card's event: it
+    does not taint like the card's tool but as any uploaded text (both)."""
     first = play(owner, ScriptedClient(say("Hello.")))
     block = render_events([{"kind": "confirmed", "card_id": "c1", "tool_name": "delete_note", "summary": "x"}])
     message_append(owner.member, thread=first.thread, role=Message.Role.EVENT, content=block, turn_id=None)
-    assert load_context(first.thread_id).taint.read_private is False
+    assert load_context(first.thread_id).taint == Taint(read_private=True, read_untrusted=True)
 
 
 def test_an_event_of_a_tool_not_declared_today_counts_as_both(owner):
