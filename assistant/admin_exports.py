@@ -8,6 +8,7 @@ from datetime import UTC, datetime, time, timedelta
 from django import forms
 from django.core.exceptions import PermissionDenied
 from django.template.response import TemplateResponse
+from django.utils import timezone
 
 from assistant import exports
 from foundation.downloads import download_response
@@ -56,23 +57,23 @@ def period(data: dict) -> dict:
             "organization": data.get("organization")}
 
 
-def table_for(data: dict) -> exports.Table:
+def table_for(data: dict, until: datetime) -> exports.Table:
     what = data["what"]
     if what == "ledger":
-        return exports.ledger_table(data["organization"], data["month"])
+        return exports.ledger_table(data["organization"], data["month"], until=until)
     if what == "usage":
         return exports.usage_table(data["organization"], data.get("month") or None)
-    return exports.turns_table(**period(data))
+    return exports.turns_table(**period(data), until=until)
 
 
-def people_in(data: dict, table: exports.Table) -> set[tuple[int, int]]:
+def people_in(data: dict, table: exports.Table, until: datetime) -> set[tuple[int, int]]:
     """The (person, organization) pairs whose numbers the file holds."""
     what = data["what"]
     if what == "ledger":
-        return exports.ledger_people(data["organization"], data["month"])
+        return exports.ledger_people(data["organization"], data["month"], until=until)
     if what == "usage":  # a list already read: its user ids (an erased person's usage is no one's)
         return {(row[1], data["organization"].pk) for row in table.rows if row[1] is not None}
-    return exports.turns_people(**period(data))
+    return exports.turns_people(**period(data), until=until)
 
 
 def exports_view(admin_site, request):
@@ -82,11 +83,14 @@ def exports_view(admin_site, request):
         data = form.cleaned_data
         if not request.user.has_perm(PERMISSIONS[data["what"]]):
             raise PermissionDenied
-        table = table_for(data)
+        # The people and the rows are two queries: both read up to one moment, so a
+        # turn started between them (a period including today) is in neither.
+        until = timezone.now()
+        table = table_for(data, until)
         # Each person whose numbers the file holds is told (the staff access log),
         # before the first byte: a download cut short has still shown its start.
         staff_accesses_record_listed(staff=request.user, kind=StaffAccess.Kind.USAGE_EXPORT,
-                                     owners=people_in(data, table), path=request.get_full_path())
+                                     owners=people_in(data, table, until), path=request.get_full_path())
         return streamed(request, table, data["format"])
     context = {**admin_site.each_context(request), "form": form, "title": "Exports"}
     return TemplateResponse(request, "admin/assistant/exports.html", context, status=400 if form.is_bound else 200)

@@ -43,13 +43,15 @@ LEDGER_HEADER = ("id", "created_at", "month", "kind", "turn_id", "granted_micros
                  "reserved_micros", "actor_id", "job", "reason")
 
 
-def ledger_table(organization: Organization, month: str) -> Table:
+def ledger_table(organization: Organization, month: str, *, until: datetime) -> Table:
+    """The rows written before `until` (as `ledger_people`, so both read the same rows)."""
     rows = (
         # The account as a scalar subquery: the entries are then one range of the
         # (account, id) index, already in order, even through a server-side cursor
         # (whose plans favour a fast start: a walk of the whole ledger's key).
         LedgerEntry.objects.filter(account_id=Subquery(
-            CreditAccount.objects.filter(organization=organization, month=month).values("id")[:1]))
+            CreditAccount.objects.filter(organization=organization, month=month).values("id")[:1]),
+            created_at__lt=until)
         .order_by("id")
         .values_list("id", "created_at", "account__month", "kind", "turn_id", "granted_delta", "used_delta",
                      "reserved_delta", "actor_id", "job", "reason")
@@ -58,12 +60,12 @@ def ledger_table(organization: Organization, month: str) -> Table:
     return Table(f"ledger-{organization.slug}-{month}", LEDGER_HEADER, rows)
 
 
-def ledger_people(organization: Organization, month: str) -> set[tuple[int, int]]:
-    """Whose turns the ledger's rows show: a turn's rows name the person who
-    started it (its actor), as the ledger's admin counts them; a grant's actor
-    is staff. One query."""
+def ledger_people(organization: Organization, month: str, *, until: datetime) -> set[tuple[int, int]]:
+    """Whose turns the ledger's rows written before `until` show: a turn's rows
+    name the person who started it (its actor), as the ledger's admin counts
+    them; a grant's actor is staff. One query."""
     actors = (LedgerEntry.objects.filter(account__organization=organization, account__month=month,
-                                         turn_id__isnull=False, actor_id__isnull=False)
+                                         created_at__lt=until, turn_id__isnull=False, actor_id__isnull=False)
               .order_by().values_list("actor_id", flat=True).distinct())
     return {(actor_id, organization.pk) for actor_id in actors}
 
@@ -112,16 +114,20 @@ def turns_of_period(*, start: datetime, end: datetime, organization: Organizatio
     return turns.order_by("created_at", "id")
 
 
-def turns_people(*, start: datetime, end: datetime, organization: Organization | None = None
+def turns_people(*, start: datetime, end: datetime, until: datetime, organization: Organization | None = None
                  ) -> set[tuple[int, int]]:
-    """The (person, organization) pairs whose turns the period holds (an erased
-    person's turns are no one's). One query over the same index range."""
-    turns = turns_of_period(start=start, end=end, organization=organization).filter(user_id__isnull=False)
+    """The (person, organization) pairs whose turns the period holds, created
+    before `until` as in `turns_table` (an erased person's turns are no one's).
+    One query over the same index range."""
+    turns = (turns_of_period(start=start, end=min(end, until), organization=organization)
+             .filter(user_id__isnull=False))
     return set(turns.order_by().values_list("user_id", "organization_id").distinct())
 
 
-def turns_table(*, start: datetime, end: datetime, organization: Organization | None = None) -> Table:
-    turns = turns_of_period(start=start, end=end, organization=organization)
+def turns_table(*, start: datetime, end: datetime, until: datetime, organization: Organization | None = None
+                ) -> Table:
+    """The period's turns created before `until` (the file's name says the period chosen)."""
+    turns = turns_of_period(start=start, end=min(end, until), organization=organization)
     rows = turns.values_list(
         "id", "created_at", "finished_at", "organization__slug", "user_id", "status", "failure_kind", "steps",
         "tool_calls", "input_tokens", "output_tokens", "cache_write_tokens", "cache_read_tokens",

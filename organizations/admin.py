@@ -4,6 +4,7 @@ from django import forms
 from django.contrib import admin
 from django.contrib.auth import get_user_model
 from django.contrib.auth.admin import UserAdmin
+from django.db import transaction
 
 from organizations.access_log import staff_access_record, staff_accesses_record_listed
 from organizations.models import ApiToken, Membership, Organization, OrganizationChange, StaffAccess
@@ -231,11 +232,13 @@ def _recording_staff_access(action):
 
     @functools.wraps(action)
     def recorded(modeladmin, request, queryset):
-        owners = modeladmin.staff_access_owners(queryset)  # read before a deletion takes them
-        response = action(modeladmin, request, queryset)
-        staff_accesses_record_listed(staff=request.user, kind=modeladmin.staff_access_kind, owners=owners,
-                                     path=request.get_full_path())
-        return response
+        # The trace first: deleting an account then blanks its person on the rows
+        # (StaffAccess.person is SET_NULL); written after, the rows would name a
+        # deleted user (IntegrityError). One transaction: no trace without the action.
+        with transaction.atomic():
+            staff_accesses_record_listed(staff=request.user, kind=modeladmin.staff_access_kind,
+                                         owners=modeladmin.staff_access_owners(queryset), path=request.get_full_path())
+            return action(modeladmin, request, queryset)
 
     return recorded
 

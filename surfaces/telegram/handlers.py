@@ -132,6 +132,10 @@ def handle_message(message: TelegramMessage) -> Outcome:
         return Outcome().say(chat_id, PRIVATE_ONLY)
     if command == "/start" and argument.strip():
         return _start(chat_id, account, argument.strip())
+    if command == "/unlink":
+        # Before the membership check: a suspended member's link must still come off,
+        # or their Telegram account could never be linked to anyone else.
+        return _unlink(chat_id, account)
     try:
         link, member = linking.active_member(account)
     except linking.NotLinked:
@@ -217,11 +221,14 @@ def _org(chat_id, account, argument, link, member) -> Outcome:
     return Outcome().say(chat_id, _("Your linked organizations:") + "\n" + "\n".join(lines))
 
 
-def _unlink(chat_id, account, argument, link, member) -> Outcome:
-    removed, now_active = linking.link_remove_for_account(account)
+def _unlink(chat_id, account, *_ignored) -> Outcome:
+    try:
+        removed, now_active = linking.link_remove_for_account(account)
+    except linking.NotLinked:
+        return Outcome().say(chat_id, INSTRUCTIONS)
     logger.info("telegram_unlinked", extra={"organization_id": removed.organization_id})
     unlinked = _("Unlinked from %(organization)s. Your conversations stay in the browser.") % {
-        "organization": escape(link.organization.name)}
+        "organization": escape(removed.organization.name)}
     return Outcome().say(chat_id, f"{unlinked} {_now_speaking_for(now_active)}" if now_active else unlinked)
 
 

@@ -80,3 +80,20 @@ def test_the_person_is_told_on_the_data_page(owner):
     assert page.status_code == 200
     assert "a staff member opened your account" in page.content.decode()
     assert "mo" not in page.content.decode().split("staff member opened your account")[0][-200:]
+
+
+@pytest.mark.django_db(transaction=True)  # the foreign keys are checked at commit: a real one
+def test_the_bulk_delete_of_an_account_leaves_its_trace_and_no_500(owner, colleague, root):
+    """The list's "Delete selected" wrote the trace after deleting the account:
+    rows naming a deleted user, an IntegrityError, a 500 (the reviewer's finding),
+    the account gone and no trace. Written first, the deletion blanks the person
+    on them (SET_NULL), as an erasure does; the staff member's trace stays."""
+    client = logged_in(root)  # deleting an account deletes the person's objects too: every permission
+    changelist = reverse("admin:auth_user_changelist")
+    chosen = {"action": "delete_selected", "_selected_action": [colleague.user.pk]}
+
+    assert client.post(changelist, chosen).status_code == 200
+    assert client.post(changelist, {**chosen, "post": "yes"}).status_code == 302
+
+    assert not User.objects.filter(pk=colleague.user.pk).exists()
+    assert rows() == [("root", None, colleague.organization.pk, "account", "")] * 2

@@ -3,11 +3,14 @@ exports (the turns of a period, usage per person, the ledger: each person's
 tokens and costs) and the admin's autocomplete, which lists accounts by name
 as a list page does (a membership's user field searches it)."""
 
+import csv
+import io
 from datetime import timedelta
 
 import pytest
 from django.utils import timezone
 
+from assistant import exports
 from organizations.models import StaffAccess
 from providers.clients.base import Usage
 from tests.admin.conftest import logged_in, make_staff
@@ -66,6 +69,36 @@ def test_the_usage_and_ledger_exports_record_each_person_they_hold(owner, collea
     assert rows() == sorted([("mo", person.user.pk, person.organization.pk, "usage_export", "")
                              for person in (owner, colleague)], key=str)
     assert EXPORT_WORDS in web_client(owner).get("/data/").content.decode()
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("what,person_column", [("turns", "user_id"), ("ledger", "actor_id")])
+def test_a_turn_started_between_the_people_and_the_rows_is_in_neither(owner, colleague, monkeypatch, what,
+                                                                       person_column):
+    """The people to record and the file's rows are two queries: a turn started
+    between them, in a period including today, was in the file without its
+    person being told (the reviewer's finding). Both read up to one moment."""
+    play(owner, ScriptedClient(say("Sure.", usage=Usage(1_000, 200))), message="hi")
+    reader = {"turns": "turns_people", "ledger": "ledger_people"}[what]
+    read_people = getattr(exports, reader)
+
+    def then_a_turn_starts(*args, **kwargs):
+        people = read_people(*args, **kwargs)
+        play(colleague, ScriptedClient(say("Sure.", usage=Usage(1_000, 200))), message="hi")
+        return people
+
+    monkeypatch.setattr(exports, reader, then_a_turn_starts)
+    today = timezone.now().date()
+    chosen = {"turns": {"start": today, "end": today + timedelta(days=1)},
+              "ledger": {"month": f"{timezone.now():%Y-%m}"}}[what]
+    client = logged_in(make_staff("mo", "assistant.view_turn", "credits.view_ledgerentry"))
+
+    file = downloaded(client, {"what": what, "organization": "acme", "format": "csv", **chosen})
+
+    assert colleague.user.turns.exists()  # started between the two reads
+    in_file = {row[person_column] for row in csv.DictReader(io.StringIO(file))} - {""}
+    assert in_file == {str(owner.user.pk)}
+    assert rows() == [("mo", owner.user.pk, owner.organization.pk, "usage_export", "")]
 
 
 @pytest.mark.django_db

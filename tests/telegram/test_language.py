@@ -11,6 +11,7 @@ from surfaces.telegram import handlers
 from surfaces.telegram.follow import follow_turn
 from surfaces.telegram.linking import link_code_create
 from surfaces.telegram.models import StreamedReply, TelegramLink
+from surfaces.telegram.replies import LONG_REPEAT
 from surfaces.telegram.services import callback_data, card_buttons
 from tests.telegram.conftest import COLIN_TG, OLIVIA_TG, STRANGER_TG, click_update, message_update, post_update
 from tests.telegram.test_cards import card, click  # noqa: F401 (a fixture and a helper reused)
@@ -145,3 +146,18 @@ def test_a_stopped_reply_and_its_notice_follow_in_the_updates_language(owner, te
     assert follow_turn(outcome.follow_turn, slice_seconds=5, sleep=lambda s: None, language=outcome.language) is False
     # The notice is stored in English, as the model's bookkeeping; the chat shows it translated, as the browser does.
     assert telegram_on.texts_to(OLIVIA_TG) == ["<i>Sie haben diese Antwort abgebrochen.</i>"]
+
+
+# Every text handle_click puts in `answer_callback` (the toast over the card).
+CLICK_ANSWERS = [*handlers.CARD_REFUSALS.values(), handlers.LINK_FIRST, handlers.SUSPENDED, handlers.INVALID_BUTTON,
+                 handlers.CARD_NOT_FOUND, handlers.DONE, handlers.CANCELLED, translation.gettext_lazy(LONG_REPEAT)]
+
+
+@pytest.mark.parametrize("language", ["en", "de", "fr", "it"])
+def test_every_telegram_click_answer_fits_telegrams_200_characters(language):
+    """answerCallbackQuery refuses a text over 200 characters (counted in
+    UTF-16 units, as Telegram counts): the German repeat refusal was 204, so the
+    click's answer failed (the reviewer's finding)."""
+    with translation.override(language):
+        lengths = {str(text)[:40]: len(str(text).encode("utf-16-le")) // 2 for text in CLICK_ANSWERS}
+    assert {start: length for start, length in lengths.items() if length > 200} == {}

@@ -60,6 +60,24 @@ def test_a_suspended_member_is_refused_and_lifting_restores_the_link(owner, tele
     assert "credits left" in send(OLIVIA_TG, "/credits")[0]
 
 
+def test_a_suspended_member_can_still_unlink_and_the_account_then_links_to_someone_else(owner, colleague,
+                                                                                        telegram_on):
+    """/unlink answered "suspended" (the reviewer's finding): the Telegram
+    account, linked to a suspended membership, could be linked to no one else."""
+    from django.utils import timezone
+
+    from organizations.models import Membership
+    from surfaces.telegram.linking import link_code_create
+
+    linked(owner)
+    Membership.objects.filter(user=owner.user).update(suspended_at=timezone.now(), suspended_reason="Left")
+
+    assert "Unlinked from Acme" in send(OLIVIA_TG, "/unlink")[0]
+    assert not TelegramLink.objects.exists()
+    assert "Linked to" in send(OLIVIA_TG, f"/start {link_code_create(colleague.member).code}")[0]
+    assert list(TelegramLink.objects.values_list("user_id", flat=True)) == [colleague.user.pk]
+
+
 def test_a_member_past_their_cap_is_told_so_not_that_the_organization_ran_out(owner, telegram_on):
     from organizations.models import Membership
 
