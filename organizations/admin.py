@@ -236,8 +236,7 @@ def _recording_staff_access(action):
         # (StaffAccess.person is SET_NULL); written after, the rows would name a
         # deleted user (IntegrityError). One transaction: no trace without the action.
         with transaction.atomic():
-            staff_accesses_record_listed(staff=request.user, kind=modeladmin.staff_access_kind,
-                                         owners=modeladmin.staff_access_owners(queryset), path=request.get_full_path())
+            modeladmin.staff_access_record_listed(request, queryset)
             return action(modeladmin, request, queryset)
 
     return recorded
