@@ -25,13 +25,13 @@ from django.utils.html import format_html
 from assistant.admin_exports import exports_view
 from assistant.maintenance import erasure_start
 from assistant.models import ActionCard, Erasure, Turn
+from assistant_engine.foundation.admin import ScaledChangeList, ViewOnlyAdminMixin, listed_filter
+from assistant_engine.organizations.access_log import Kind, staff_access_record_person
+from assistant_engine.organizations.admin import RecordsStaffAccess
+from assistant_engine.organizations.personal_data import EXPORT_FORMAT, export_person
+from assistant_engine.providers.catalog import CATALOG
+from assistant_engine.tools.registry import all_tools
 from conversations.models import Thread
-from foundation.admin import ScaledChangeList, ViewOnlyAdminMixin, listed_filter
-from organizations.access_log import Kind, staff_access_record_person
-from organizations.admin import RecordsStaffAccess
-from organizations.personal_data import EXPORT_FORMAT, export_person
-from providers.catalog import CATALOG
-from tools.registry import all_tools
 
 
 def card_tool_names() -> list[str]:

@@ -11,9 +11,9 @@ from django.template.response import TemplateResponse
 from django.utils import timezone
 
 from assistant import exports
-from foundation.downloads import download_response
-from organizations.access_log import staff_accesses_record_listed
-from organizations.models import Organization, StaffAccess
+from assistant_engine.foundation.downloads import download_response
+from assistant_engine.organizations.access_log import staff_accesses_record_listed
+from assistant_engine.organizations.models import Organization, StaffAccess
 
 # Who may download what: the ledger and the usage are accounting, the turns are the assistant's.
 PERMISSIONS = {"ledger": "credits.view_ledgerentry", "usage": "credits.view_ledgerentry",

@@ -16,17 +16,17 @@ from rest_framework.response import Response
 
 from assistant import chat, chat_reply, live, page_context, selectors, service, turns
 from assistant.models import Turn
+from assistant_engine.foundation.api_errors import ApiError, bad_request, conflict, not_found
+from assistant_engine.foundation.openapi import errors
+from assistant_engine.foundation.serializers import StrictCharField, StrictSerializer, StrictUUIDField, parse_uuid
+from assistant_engine.organizations.api import ORGANIZATION_PARAMETER, MemberAPIView
+from assistant_engine.providers.org_models import ModelNotAllowed
 from conversations.api import BUSY, ModelField, model_not_allowed, parse_conversation_id
 from conversations.files import FileAlreadyAttached, FileNotFound, FileNotOfMessage
 from conversations.models import Message
 from conversations.selectors import ConversationNotFound
 from conversations.services import ConversationBusy
 from credits.services import CreditsExhausted, MemberCapReached
-from foundation.api_errors import ApiError, bad_request, conflict, not_found
-from foundation.openapi import errors
-from foundation.serializers import StrictCharField, StrictSerializer, StrictUUIDField, parse_uuid
-from organizations.api import ORGANIZATION_PARAMETER, MemberAPIView
-from providers.org_models import ModelNotAllowed
 
 FULL = "This conversation is full: start a new conversation to go on."
 

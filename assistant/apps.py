@@ -28,8 +28,8 @@ def _register_personal_data() -> None:
 
 def _register_model_check() -> None:
     """PATCH /api/conversations/{id} {model}: which options the organization allows is ours to say."""
+    from assistant_engine.providers.org_models import choosable_option_ids, option_allowed
     from conversations.extensions import register_models
-    from providers.org_models import choosable_option_ids, option_allowed
 
     register_models(check=lambda member, option_id: option_allowed(member.organization_id, option_id),
                     choices=choosable_option_ids)

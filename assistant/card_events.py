@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from assistant.app_events import render_events
 from assistant.models import ActionCard
-from tools import framework
+from assistant_engine.tools import framework
 
 Status = ActionCard.Status
 

@@ -19,8 +19,8 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
 
 from assistant.models import ActionCard
-from tools.framework import ToolError
-from tools.registry import get_tool
+from assistant_engine.tools.framework import ToolError
+from assistant_engine.tools.registry import get_tool
 
 Status = ActionCard.Status
 

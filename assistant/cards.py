@@ -35,10 +35,10 @@ from assistant.models import ActionCard
 from assistant.progress import card_json
 from assistant.repeats import identical_done_at, mark_pending_twins
 from assistant.selectors import cards_of
+from assistant_engine.organizations.members import Member
+from assistant_engine.tools import framework
+from assistant_engine.tools.registry import get_tool
 from conversations.models import Thread
-from organizations.members import Member
-from tools import framework
-from tools.registry import get_tool
 
 logger = logging.getLogger("assistant.cards")
 

@@ -20,11 +20,11 @@ from rest_framework.response import Response
 
 from assistant import cards
 from assistant.progress import card_json
-from foundation.api_errors import ApiError, bad_request, not_found
-from foundation.openapi import errors
-from foundation.serializers import StrictBooleanField, StrictCharField, StrictSerializer, parse_uuid
-from organizations.api import ORGANIZATION_PARAMETER, MemberAPIView
-from organizations.models import ApiToken
+from assistant_engine.foundation.api_errors import ApiError, bad_request, not_found
+from assistant_engine.foundation.openapi import errors
+from assistant_engine.foundation.serializers import StrictBooleanField, StrictCharField, StrictSerializer, parse_uuid
+from assistant_engine.organizations.api import ORGANIZATION_PARAMETER, MemberAPIView
+from assistant_engine.organizations.models import ApiToken
 
 SHA256_HEX = r"^[0-9a-f]{64}$"
 

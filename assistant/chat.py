@@ -21,14 +21,14 @@ from assistant.history import history_bytes, load_history, uses_window
 from assistant.models import Turn
 from assistant.page_context import MARKER as PAGE_CONTEXT_MARKER
 from assistant.page_context import PageContext, render_page_context
+from assistant_engine.organizations.members import Member
+from assistant_engine.providers.catalog import ModelOption
+from assistant_engine.providers.org_models import option_for_conversation
 from conversations.files import files_claim, files_copy
 from conversations.models import Message, Thread
 from conversations.selectors import thread_get_for_member
 from conversations.services import ConversationBusy, message_append, thread_create
 from credits.services import credits_release, credits_reserve
-from organizations.members import Member
-from providers.catalog import ModelOption
-from providers.org_models import option_for_conversation
 
 logger = logging.getLogger("assistant.chat")
 
@@ -224,7 +224,7 @@ def _enqueue_or_note(turn_id: UUID, errors: list[Exception]) -> None:
 
 def enqueue_turn(turn_id: UUID) -> None:
     from assistant.tasks import run_turn_task
-    from foundation.broker_folders import ensure_broker_folders
+    from assistant_engine.foundation.broker_folders import ensure_broker_folders
 
     ensure_broker_folders()
     run_turn_task.apply_async(

@@ -16,9 +16,9 @@ from sse_starlette.event import ServerSentEvent
 
 from assistant import events_schema, live, progress
 from assistant.api import turn_or_404
-from foundation.api_errors import bad_request
-from foundation.openapi import errors
-from organizations.api import ORGANIZATION_PARAMETER, MemberAPIView
+from assistant_engine.foundation.api_errors import bad_request
+from assistant_engine.foundation.openapi import errors
+from assistant_engine.organizations.api import ORGANIZATION_PARAMETER, MemberAPIView
 
 
 class TurnEventsView(MemberAPIView):

@@ -21,8 +21,8 @@ from uuid import UUID
 from django.db.models import Subquery, Sum
 
 from assistant.models import Turn
+from assistant_engine.organizations.models import Organization
 from credits.models import CreditAccount, LedgerEntry, MemberMonthUsage
-from organizations.models import Organization
 
 BATCH_ROWS = 500
 FORMATS = ("csv", "json")

@@ -19,8 +19,7 @@ from assistant.app_events import event_tool_names, neutralize
 from assistant.history_window import WindowItem, window_start
 from assistant.page_context import is_page_context, is_untrusted_page_context
 from assistant.trifecta import SeenCall, Taint, context_taint
-from conversations.models import Attachment, Message, ToolCall
-from providers.clients.base import (
+from assistant_engine.providers.clients.base import (
     AssistantReply,
     FilePart,
     HistoryItem,
@@ -29,8 +28,9 @@ from providers.clients.base import (
     ToolUse,
     UserText,
 )
-from tools.framework import ToolError, bound_for_model, result_for_model, result_marks
-from tools.registry import get_tool
+from assistant_engine.tools.framework import ToolError, bound_for_model, result_for_model, result_marks
+from assistant_engine.tools.registry import get_tool
+from conversations.models import Attachment, Message, ToolCall
 
 # A page context told to the model (assistant/page_context.py) carries a title of the person's.
 PAGE_CONTEXT_SEEN = SeenCall(flags=frozenset({"private"}))

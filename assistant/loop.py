@@ -42,7 +42,7 @@ from assistant.turn.request import RequestPhase
 from assistant.turn.settle import ThreadAfterTurn, finish_turn, own_key
 from assistant.turn.stream import StreamPhase
 from assistant.turn.tool_calls import ToolCallPhase
-from providers.clients.base import ModelClient, ProviderError, Usage
+from assistant_engine.providers.clients.base import ModelClient, ProviderError, Usage
 
 logger = logging.getLogger("assistant.turn")
 

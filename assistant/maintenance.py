@@ -37,10 +37,10 @@ from django.utils import timezone
 from assistant.models import Erasure, Turn
 from assistant.turn.outcome import NOTICES, Outcome
 from assistant.turn.settle import RELEASE, STUCK, finish_turn
+from assistant_engine.foundation.broker_folders import ensure_broker_folders
+from assistant_engine.organizations.personal_data import ErasureProgress, close_access, erase_user
 from conversations.files import purge_unattached_files
 from conversations.models import Thread
-from foundation.broker_folders import ensure_broker_folders
-from organizations.personal_data import ErasureProgress, close_access, erase_user
 
 logger = logging.getLogger("assistant.jobs")
 

@@ -14,7 +14,7 @@ from celery import shared_task
 from django.conf import settings
 
 from assistant import maintenance
-from organizations.access_log import staff_accesses_purge
+from assistant_engine.organizations.access_log import staff_accesses_purge
 
 JOB = {"acks_late": True, "reject_on_worker_lost": False, "ignore_result": True}
 

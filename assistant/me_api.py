@@ -9,12 +9,12 @@ from rest_framework import serializers
 from rest_framework.exceptions import PermissionDenied
 from rest_framework.response import Response
 
-from foundation.api_errors import bad_request
-from foundation.downloads import download_response
-from foundation.openapi import errors
-from foundation.serializers import StrictCharField, StrictSerializer
-from organizations.api import ORGANIZATION_PARAMETER, MemberAPIView
-from organizations.instructions import (
+from assistant_engine.foundation.api_errors import bad_request
+from assistant_engine.foundation.downloads import download_response
+from assistant_engine.foundation.openapi import errors
+from assistant_engine.foundation.serializers import StrictCharField, StrictSerializer
+from assistant_engine.organizations.api import ORGANIZATION_PARAMETER, MemberAPIView
+from assistant_engine.organizations.instructions import (
     INSTRUCTIONS_MAX_CHARS,
     InstructionsTooLong,
     NotAdmin,
@@ -22,8 +22,8 @@ from organizations.instructions import (
     my_instructions_set,
     organization_instructions_set,
 )
-from organizations.personal_data import export_user_stream
-from providers.org_models import allowed_options
+from assistant_engine.organizations.personal_data import export_user_stream
+from assistant_engine.providers.org_models import allowed_options
 
 
 class MyExportView(MemberAPIView):

@@ -3,8 +3,8 @@ import uuid
 from django.conf import settings
 from django.db import models
 
+from assistant_engine.organizations.models import Organization
 from conversations.models import Message, Thread
-from organizations.models import Organization
 
 
 class Turn(models.Model):

@@ -21,7 +21,7 @@ from typing import Final
 
 from django.db import connection
 
-from providers.clients.base import StreamEvent
+from assistant_engine.providers.clients.base import StreamEvent
 
 
 class _Pause:

@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from django.conf import settings
 
 from assistant.app_events import render_events
-from organizations.members import Member
-from tools.framework import ContextTitle, ToolNotFound
-from tools.registry import load_toolset
+from assistant_engine.organizations.members import Member
+from assistant_engine.tools.framework import ContextTitle, ToolNotFound
+from assistant_engine.tools.registry import load_toolset
 
 KIND = "page_context"
 # How a stored events block is recognised as one (json.dumps of the event line).

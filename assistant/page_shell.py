@@ -4,9 +4,9 @@ product's): credits, where data is processed, the person's organizations."""
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.translation import gettext as _
 
+from assistant_engine.organizations.members import memberships_of
+from assistant_engine.providers.org_models import option_for_choice
 from credits.selectors import credits_summary, person_credits
-from organizations.members import memberships_of
-from providers.org_models import option_for_choice
 
 
 def shell_context(request) -> dict:

@@ -14,10 +14,10 @@ from assistant.cards import thread_cards_json
 from assistant.models import ENDED_STATUSES, ActionCard, Turn
 from assistant.progress import card_json
 from assistant.selectors import cards_of, turns_of
+from assistant_engine.organizations.members import Member
+from assistant_engine.organizations.personal_data import iso
+from assistant_engine.providers.models import ProviderKey
 from conversations.models import Thread
-from organizations.members import Member
-from organizations.personal_data import iso
-from providers.models import ProviderKey
 
 # Where the export's prefetch leaves a thread's cards.
 PREFETCHED_CARDS = "exported_cards"
@@ -107,9 +107,9 @@ def anonymize_provider_keys(user, batch_size: int) -> int:
 
 
 def register() -> None:
+    from assistant_engine.organizations.personal_data import register_eraser, register_exporter
     from conversations.extensions import register_conversation_extra
     from conversations.personal_data import register_export_prefetch
-    from organizations.personal_data import register_eraser, register_exporter
 
     # The conversations' export prefetches the cards of all its threads; the
     # `cards` extra that AssistantConfig.ready() registered just before

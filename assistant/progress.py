@@ -15,8 +15,8 @@ from uuid import UUID
 
 from assistant.card_presentation import present
 from assistant.models import ENDED_STATUSES, ActionCard, Turn
+from assistant_engine.tools.framework import bound_for_model
 from conversations.models import Message, ToolCall
-from tools.framework import bound_for_model
 
 PREVIEW_CHARS = 2000
 

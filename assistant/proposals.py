@@ -11,9 +11,9 @@ from assistant.card_presentation import TRIFECTA_WARNING
 from assistant.fingerprint import snapshot_hash
 from assistant.models import ActionCard, Turn
 from assistant.repeats import identical_done_at
+from assistant_engine.organizations.members import Member
+from assistant_engine.tools import framework
 from conversations.models import ToolCall
-from organizations.members import Member
-from tools import framework
 
 TRIFECTA_REFUSAL = (
     "Refused: this turn has read the person's private data and third-party content, so sending anything "

@@ -5,7 +5,7 @@ from uuid import UUID
 from django.db.models import QuerySet
 
 from assistant.models import ActionCard, Turn
-from organizations.members import Member
+from assistant_engine.organizations.members import Member
 
 
 class TurnNotFound(Exception):

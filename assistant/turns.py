@@ -18,7 +18,7 @@ from assistant.models import ENDED_STATUSES, Turn
 from assistant.selectors import TurnNotFound, turns_of
 from assistant.turn.outcome import CANCELLED_NOTICE, Outcome
 from assistant.turn.settle import RELEASE, finish_turn
-from organizations.members import Member
+from assistant_engine.organizations.members import Member
 
 logger = logging.getLogger("assistant.turn")
 

@@ -1,6 +1,6 @@
 from django.urls import path
 
-import foundation.converters  # noqa: F401  (registers the api_id path converter)
+import assistant_engine.foundation.converters  # noqa: F401  (registers the api_id path converter)
 from assistant.api import (
     EditView,
     RegenerateView,

@@ -99,7 +99,7 @@ def embedded(folder: Path):
             [CELERY, "-A", "config", "worker", "--beat", "--loglevel=INFO", "--concurrency=2",
              f"--schedule={folder / 'run/celerybeat-schedule'}"], env, folder / "worker.log"))
         stack.enter_context(process([PY, "manage.py", "runserver", "--noreload", f"127.0.0.1:{port}"], env,
-                                    folder / "web.log"))
+                                    folder / "assistant_engine.web.log"))
         wait_ready(port, folder / "worker.log", "ready")
         yield port, token
 
@@ -127,7 +127,7 @@ def production(folder: Path):
             subprocess.run(["scripts/serve.sh", "release"], cwd=PROJECT, env=env, check=True, capture_output=True)
             token = seed(env)
             stack.enter_context(process(["scripts/serve.sh", "worker"], env, folder / "worker.log"))
-            stack.enter_context(process(["scripts/serve.sh", "web"], env, folder / "web.log"))
+            stack.enter_context(process(["scripts/serve.sh", "web"], env, folder / "assistant_engine.web.log"))
             wait_ready(port, folder / "worker.log", "ready")
             yield port, token
     finally:

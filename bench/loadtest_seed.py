@@ -19,9 +19,9 @@ from assistant.loop import claim_turn  # noqa: E402
 from assistant.models import Turn  # noqa: E402
 from assistant.turn.outcome import Outcome  # noqa: E402
 from assistant.turn.settle import finish_turn  # noqa: E402
-from organizations.members import Member  # noqa: E402
-from organizations.models import Membership, Organization  # noqa: E402
-from organizations.tokens import create_token  # noqa: E402
+from assistant_engine.organizations.members import Member  # noqa: E402
+from assistant_engine.organizations.models import Membership, Organization  # noqa: E402
+from assistant_engine.organizations.tokens import create_token  # noqa: E402
 from workspace.models import Note  # noqa: E402
 
 

@@ -31,11 +31,11 @@ from django.utils import timezone  # noqa: E402
 import assistant.chat  # noqa: E402
 from assistant.loop import run_turn  # noqa: E402
 from assistant.models import Turn  # noqa: E402
+from assistant_engine.organizations.members import Member  # noqa: E402
+from assistant_engine.organizations.models import Membership, Organization  # noqa: E402
+from assistant_engine.providers.clients.base import Usage  # noqa: E402
 from conversations.models import Message, Thread  # noqa: E402
 from credits.models import CreditAccount  # noqa: E402
-from organizations.members import Member  # noqa: E402
-from organizations.models import Membership, Organization  # noqa: E402
-from providers.clients.base import Usage  # noqa: E402
 from tests.fakes.scripted import ScriptedClient, call  # noqa: E402
 
 

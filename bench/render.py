@@ -25,10 +25,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from web.highlight import highlight_code  # noqa: E402
-from web.markdown import render_markdown  # noqa: E402
+from assistant_engine.web.highlight import highlight_code  # noqa: E402
+from assistant_engine.web.markdown import render_markdown  # noqa: E402
 
-CODE = (ROOT / "web/markdown.py").read_text()  # real Python, about 4,000 characters
+CODE = (ROOT / "assistant/markdown.py").read_text()  # real Python, about 4,000 characters
 PROSE = "Zurich is lovely in **spring**: the lake, the old town and the hills. " * 20
 FORMULAS = ["E=mc^2", "\\frac{1}{\\sqrt{1 - v^2/c^2}}", "\\sum_{i=1}^{n} x_i^2", "\\int_0^\\infty e^{-x}\\,dx"]
 CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
@@ -71,7 +71,7 @@ def browser_rows() -> list[str]:
         page = browser.new_page()
         page.set_content("<!doctype html><html><body><div id=root></div></body></html>")
         page.add_script_tag(path=str(ROOT / "static/vendor/katex/katex.min.js"))
-        math_js = (ROOT / "static/web/math.js").read_text().split("\n// `node`'s text")[0]
+        math_js = (ROOT / "assistant_engine/web/static/assistant/math.js").read_text().split("\n// `node`'s text")[0]
         math_js = math_js.replace("import { gettext, interpolate } from './i18n.js';", "")
         math_js = math_js.replace("export function", "function") + "\nwindow.renderMath = renderMath;"
         page.add_script_tag(content=math_js)

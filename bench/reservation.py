@@ -25,9 +25,9 @@ from assistant.chat import chat_submit  # noqa: E402
 from assistant.history import history_bytes  # noqa: E402
 from assistant.loop import run_turn  # noqa: E402
 from assistant.models import Turn  # noqa: E402
+from assistant_engine.providers.clients.base import Stop, TextDelta, ToolCallEvent, Usage  # noqa: E402
 from conversations.models import Message  # noqa: E402
 from credits.money import credits_from_micros  # noqa: E402
-from providers.clients.base import Stop, TextDelta, ToolCallEvent, Usage  # noqa: E402
 
 BYTES_PER_TOKEN = 4
 OUTPUT_TOKENS = 150

@@ -39,9 +39,9 @@ from django.test.utils import CaptureQueriesContext  # noqa: E402
 
 from assistant.chat import chat_submit  # noqa: E402
 from assistant.loop import run_turn  # noqa: E402
+from assistant_engine.organizations.members import Member  # noqa: E402
+from assistant_engine.organizations.models import Membership, Organization  # noqa: E402
 from conversations.models import Thread  # noqa: E402
-from organizations.members import Member  # noqa: E402
-from organizations.models import Membership, Organization  # noqa: E402
 from tests.fakes.scripted import ScriptedClient, call, say  # noqa: E402
 from workspace.models import Note  # noqa: E402
 

@@ -23,13 +23,13 @@ from assistant import maintenance
 from assistant.cards import cards_expire, cards_mark_interrupted
 from assistant.chat import chat_submit
 from assistant.loop import run_turn
+from assistant_engine.organizations.access_log import staff_accesses_purge
+from assistant_engine.organizations.members import member_from_membership
+from assistant_engine.organizations.models import Membership, Organization
+from assistant_engine.organizations.personal_data import erase_user, export_user, export_user_stream
+from assistant_engine.organizations.tokens import expired_tokens_purge
+from assistant_engine.surfaces.telegram.handlers import telegram_purge
 from conversations.models import Thread
-from organizations.access_log import staff_accesses_purge
-from organizations.members import member_from_membership
-from organizations.models import Membership, Organization
-from organizations.personal_data import erase_user, export_user, export_user_stream
-from organizations.tokens import expired_tokens_purge
-from surfaces.telegram.handlers import telegram_purge
 from tests.fakes.scripted import ScriptedClient, say
 
 READ_FACTOR, READ_FLOOR = 100, 1000

@@ -37,11 +37,11 @@ from django.core.management import call_command  # noqa: E402
 from django.db import connection  # noqa: E402
 from django.test.utils import CaptureQueriesContext  # noqa: E402
 
+from assistant_engine.organizations.members import Member  # noqa: E402
+from assistant_engine.organizations.models import Membership, Organization  # noqa: E402
 from conversations.api import conversation_data  # noqa: E402
 from conversations.serializers import ConversationSerializer  # noqa: E402
 from conversations.services import conversation_upsert  # noqa: E402
-from organizations.members import Member  # noqa: E402
-from organizations.models import Membership, Organization  # noqa: E402
 
 MESSAGES = int(os.environ.get("BENCH_MESSAGES", "1000"))
 REPEAT = int(os.environ.get("BENCH_REPEAT", "20"))

@@ -43,7 +43,7 @@ app.conf.beat_schedule = {
         "options": {"expires": 24 * 60 * MINUTE},
     },
     "purge-expired-tokens": {
-        "task": "organizations.purge_expired_tokens", "schedule": 60 * MINUTE, "options": {"expires": 60 * MINUTE},
+        "task": "assistant.purge_expired_tokens", "schedule": 60 * MINUTE, "options": {"expires": 60 * MINUTE},
     },
 }
 
@@ -51,7 +51,7 @@ app.conf.beat_schedule = {
 @signals.worker_init.connect
 @signals.beat_init.connect
 def _create_broker_folders(**kwargs) -> None:
-    from foundation.broker_folders import ensure_broker_folders
+    from assistant_engine.foundation.broker_folders import ensure_broker_folders
 
     ensure_broker_folders()
 
@@ -66,7 +66,7 @@ def _refuse_to_start_on_errors(**kwargs) -> None:
     and beat), so the apps' checks are registered."""
     from django.core.exceptions import ImproperlyConfigured
 
-    from foundation.startup import refuse_to_start_on_errors
+    from assistant_engine.foundation.startup import refuse_to_start_on_errors
 
     try:
         refuse_to_start_on_errors()

@@ -39,7 +39,7 @@ ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost"] if DEBUG el
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 
 INSTALLED_APPS = [
-    "organizations.admin_site.TracedAdminConfig",  # django.contrib.admin, its autocomplete traced
+    "assistant_engine.organizations.admin_site.TracedAdminConfig",  # django.contrib.admin, its autocomplete traced
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -51,21 +51,21 @@ INSTALLED_APPS = [
     "csp",
     "drf_spectacular",
     "drf_spectacular_sidecar",
-    "organizations",
+    "assistant_engine.organizations",
     "conversations",
     "credits",
-    "providers",
+    "assistant_engine.providers",
     "assistant",
     "workspace",
-    "surfaces.telegram",
-    "surfaces.mcp",
-    "web",
+    "assistant_engine.surfaces.telegram",
+    "assistant_engine.surfaces.mcp",
+    "assistant_engine.web",
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    "foundation.middleware.ApiBodyLimitMiddleware",
+    "assistant_engine.foundation.middleware.ApiBodyLimitMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     # The UI's language: the person's choice (a cookie, set from their account at
     # login), else the browser's Accept-Language, else English. URLs carry no language.
@@ -73,7 +73,7 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "foundation.middleware.NoStoreForPeopleMiddleware",
+    "assistant_engine.foundation.middleware.NoStoreForPeopleMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "csp.middleware.CSPMiddleware",
@@ -113,7 +113,8 @@ AUTH_PASSWORD_VALIDATORS = [
 LANGUAGE_CODE = "en"
 # The browser UI's languages (locale/, compiled catalogs committed as Django's own are).
 LANGUAGES = [("en", "English"), ("de", "Deutsch"), ("fr", "Français"), ("it", "Italiano")]
-LOCALE_PATHS = [BASE_DIR / "locale"]
+# The engine's catalogs live in its web app (installed with it); `make messages` writes there.
+LOCALE_PATHS = [BASE_DIR / "assistant_engine" / "web" / "locale"]
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
@@ -126,14 +127,13 @@ STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
 }
-STATICFILES_DIRS = [BASE_DIR / "static"] if (BASE_DIR / "static").is_dir() else []
 
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "web-chat"
 LOGOUT_REDIRECT_URL = "login"
 
 # Database sessions marked with their user: an erasure deletes the person's sessions.
-SESSION_ENGINE = "organizations.sessions"
+SESSION_ENGINE = "assistant_engine.organizations.sessions"
 SESSION_COOKIE_SECURE = not DEBUG and env_bool("SECURE_COOKIES", True)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 # The language cookie holds only a language code; a year, like the person's choice it mirrors.
@@ -222,7 +222,7 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = max(
 )
 
 # API tokens (django-rest-knox): hashed, expiring, one organization each.
-KNOX_TOKEN_MODEL = "organizations.ApiToken"  # noqa: S105 - a model name
+KNOX_TOKEN_MODEL = "assistant_organizations.ApiToken"  # noqa: S105 - a model name
 # knox's own migrations create its default table even when the model is swapped:
 # an unused table whose foreign key to auth_user would block PostgreSQL's
 # TRUNCATE (test flushes). Without migrations, the swapped model gets no table.
@@ -244,16 +244,19 @@ THROTTLE_RATES = {
 REST_FRAMEWORK = {
     # Token first, so an anonymous API client gets 401 with WWW-Authenticate.
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "organizations.tokens.OrganizationTokenAuthentication",
+        "assistant_engine.organizations.tokens.OrganizationTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    "DEFAULT_THROTTLE_CLASSES": ["foundation.throttles.AnonymousThrottle", "foundation.throttles.PersonActionThrottle"],
+    "DEFAULT_THROTTLE_CLASSES": [
+        "assistant_engine.foundation.throttles.AnonymousThrottle",
+        "assistant_engine.foundation.throttles.PersonActionThrottle",
+    ],
     "DEFAULT_THROTTLE_RATES": THROTTLE_RATES,
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["foundation.parsers.SafeJSONParser"],
-    "DEFAULT_SCHEMA_CLASS": "foundation.openapi.ApiAutoSchema",
-    "EXCEPTION_HANDLER": "foundation.api_errors.api_exception_handler",
+    "DEFAULT_PARSER_CLASSES": ["assistant_engine.foundation.parsers.SafeJSONParser"],
+    "DEFAULT_SCHEMA_CLASS": "assistant_engine.foundation.openapi.ApiAutoSchema",
+    "EXCEPTION_HANDLER": "assistant_engine.foundation.api_errors.api_exception_handler",
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
 }
 
@@ -285,8 +288,8 @@ SPECTACULAR_SETTINGS = {
     },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
-        "foundation.openapi.postprocess_links",
-        "foundation.openapi.postprocess_optional_fields",
+        "assistant_engine.foundation.openapi.postprocess_links",
+        "assistant_engine.foundation.openapi.postprocess_optional_fields",
     ],
 }
 

@@ -13,14 +13,14 @@ urlpatterns = [
     path("api/", include("credits.urls")),
     path("api/", include("assistant.urls")),
     # The esm-ai-memory contract, served as its clients call it.
-    path("ai/", include("surfaces.ai_memory.urls")),
+    path("ai/", include("assistant_engine.surfaces.ai_memory.urls")),
 ]
 
 # Telegram: the webhook and the page that links an account (surfaces/telegram/).
-urlpatterns += [path("telegram/", include("surfaces.telegram.urls"))]
+urlpatterns += [path("telegram/", include("assistant_engine.surfaces.telegram.urls"))]
 
 # The host product's own pages (notes, inbox, sent mail), each with the assistant panel.
 urlpatterns += [path("", include("workspace.urls"))]
 
 # The browser UI (login, chat, data page).
-urlpatterns += [path("", include("web.urls"))]
+urlpatterns += [path("", include("assistant_engine.web.urls"))]

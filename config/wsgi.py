@@ -8,6 +8,6 @@ from django.core.wsgi import get_wsgi_application
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 application = get_wsgi_application()
 
-from foundation.startup import refuse_to_start_on_errors  # noqa: E402  (needs the apps loaded)
+from assistant_engine.foundation.startup import refuse_to_start_on_errors  # noqa: E402  (needs the apps loaded)
 
 refuse_to_start_on_errors()

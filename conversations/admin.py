@@ -20,10 +20,10 @@ from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 
+from assistant_engine.foundation.admin import ScaledChangeList, ViewOnlyAdminMixin, chosen_only_filter
+from assistant_engine.organizations.access_log import Kind
+from assistant_engine.organizations.admin import RecordsStaffAccess
 from conversations.models import Message, MessageFeedback, Thread, ToolCall
-from foundation.admin import ScaledChangeList, ViewOnlyAdminMixin, chosen_only_filter
-from organizations.access_log import Kind
-from organizations.admin import RecordsStaffAccess
 
 BUSY = "A reply is being written into this conversation: it can be deleted once the turn has ended."
 

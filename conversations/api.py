@@ -10,6 +10,10 @@ from rest_framework.pagination import PageNumberPagination
 from rest_framework.response import Response
 from rest_framework.utils.urls import replace_query_param
 
+from assistant_engine.foundation.api_errors import ApiError, bad_request, conflict, not_found
+from assistant_engine.foundation.openapi import errors
+from assistant_engine.foundation.serializers import StrictCharField, StrictSerializer, parse_uuid
+from assistant_engine.organizations.api import ORGANIZATION_PARAMETER, MemberAPIView
 from conversations import selectors, services, thread_update
 from conversations.extensions import model_choices
 from conversations.serializers import (
@@ -20,10 +24,6 @@ from conversations.serializers import (
     too_many_messages,
 )
 from conversations.titles import collapse_whitespace
-from foundation.api_errors import ApiError, bad_request, conflict, not_found
-from foundation.openapi import errors
-from foundation.serializers import StrictCharField, StrictSerializer, parse_uuid
-from organizations.api import ORGANIZATION_PARAMETER, MemberAPIView
 
 BUSY = "A reply is being written in this conversation; try again when it has finished."
 

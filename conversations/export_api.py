@@ -6,13 +6,13 @@ from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_sche
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.renderers import JSONRenderer
 
+from assistant_engine.foundation.api_errors import bad_request, not_found
+from assistant_engine.foundation.openapi import errors
+from assistant_engine.organizations.api import ORGANIZATION_PARAMETER, MemberAPIView
 from conversations import selectors
 from conversations.api import parse_conversation_id
 from conversations.export_one import FORMATS, export_body, export_filename
 from conversations.serializers import conversation_to_json
-from foundation.api_errors import bad_request, not_found
-from foundation.openapi import errors
-from organizations.api import ORGANIZATION_PARAMETER, MemberAPIView
 
 
 class IgnoreFormatParameter(DefaultContentNegotiation):

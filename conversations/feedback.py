@@ -7,8 +7,8 @@ from uuid import UUID
 from django.db import transaction
 from django.utils import timezone
 
+from assistant_engine.organizations.members import Member
 from conversations.models import Message, MessageFeedback
-from organizations.members import Member
 
 COMMENT_MAX_CHARS = 500  # MessageFeedback.comment's column
 

@@ -14,9 +14,9 @@ from django.conf import settings
 from django.db.models import QuerySet
 from django.utils import timezone
 
+from assistant_engine.organizations.members import Member
 from conversations import sniff
 from conversations.models import Attachment, Message
-from organizations.members import Member
 
 logger = logging.getLogger("conversations.files")
 

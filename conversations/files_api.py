@@ -16,13 +16,13 @@ from rest_framework import serializers, status
 from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 
+from assistant_engine.foundation.api_errors import ApiError, bad_request, not_found
+from assistant_engine.foundation.middleware import file_too_large_detail
+from assistant_engine.foundation.openapi import errors
+from assistant_engine.foundation.serializers import parse_uuid
+from assistant_engine.organizations.api import ORGANIZATION_PARAMETER, MemberAPIView
 from conversations import files, sniff
 from conversations.models import Attachment
-from foundation.api_errors import ApiError, bad_request, not_found
-from foundation.middleware import file_too_large_detail
-from foundation.openapi import errors
-from foundation.serializers import parse_uuid
-from organizations.api import ORGANIZATION_PARAMETER, MemberAPIView
 
 FileResponse = inline_serializer("File", {
     "id": serializers.UUIDField(),

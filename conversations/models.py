@@ -3,7 +3,7 @@ import uuid
 from django.conf import settings
 from django.db import models
 
-from organizations.models import Organization
+from assistant_engine.organizations.models import Organization
 
 
 class Thread(models.Model):

@@ -6,13 +6,13 @@ from collections.abc import Callable, Iterator
 
 from django.db.models import Prefetch, Q
 
+from assistant_engine.organizations.members import Member
+from assistant_engine.organizations.personal_data import ErasureBlocked, delete_in_order, iso
 from conversations.feedback import feedback_json
 from conversations.files import file_json, files_of
 from conversations.models import Attachment, Message, MessageFeedback, Thread, ToolCall
 from conversations.selectors import messages_prefetch, threads_of
 from conversations.serializers import conversation_to_json
-from organizations.members import Member
-from organizations.personal_data import ErasureBlocked, delete_in_order, iso
 
 ExportPrefetch = Callable[[Member], Prefetch]
 
@@ -142,7 +142,7 @@ def erase_conversations(user, batch_size: int) -> int:
 
 
 def register() -> None:
-    from organizations.personal_data import register_eraser, register_exporter
+    from assistant_engine.organizations.personal_data import register_eraser, register_exporter
 
     register_exporter("conversations", export_conversations)
     register_exporter("feedback", export_feedback)

@@ -7,8 +7,8 @@ from django.db import connection
 from django.db.models import BooleanField, Exists, OuterRef, Prefetch, Q, QuerySet
 from django.db.models.expressions import RawSQL
 
+from assistant_engine.organizations.members import Member
 from conversations.models import Attachment, Message, Thread, ToolCall
-from organizations.members import Member
 
 
 class ConversationNotFound(Exception):

@@ -7,16 +7,16 @@ from django.utils import timezone
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from conversations.extensions import conversation_extras
-from conversations.models import Message, Thread
-from foundation.api_errors import ApiError, bad_request
-from foundation.serializers import (
+from assistant_engine.foundation.api_errors import ApiError, bad_request
+from assistant_engine.foundation.serializers import (
     StorableJSONField,
     StrictBooleanField,
     StrictCharField,
     StrictSerializer,
     StrictUUIDField,
 )
+from conversations.extensions import conversation_extras
+from conversations.models import Message, Thread
 
 # Clocks of offline clients drift: this much ahead of the server is accepted.
 FUTURE_SKEW = timedelta(minutes=5)

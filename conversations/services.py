@@ -12,10 +12,10 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from assistant_engine.organizations.members import Member
 from conversations.models import Message, Thread, ToolCall
 from conversations.selectors import ConversationNotFound, thread_by_client_id, thread_get_for_member, threads_of
 from conversations.titles import choose_title, derive_title
-from organizations.members import Member
 
 logger = logging.getLogger("conversations.upsert")
 

@@ -7,11 +7,11 @@ from uuid import UUID
 from django.db import transaction
 from django.utils import timezone
 
+from assistant_engine.organizations.members import Member
 from conversations.extensions import model_allowed
 from conversations.models import Thread
 from conversations.selectors import thread_get_for_member
 from conversations.titles import collapse_whitespace
-from organizations.members import Member
 
 RENAME_MAX_CHARS = 200  # Thread.title's column
 

@@ -1,6 +1,6 @@
 from django.urls import path
 
-import foundation.converters  # noqa: F401  (registers the api_id path converter)
+import assistant_engine.foundation.converters  # noqa: F401  (registers the api_id path converter)
 from conversations.api import ConversationDetailView, ConversationListView
 from conversations.export_api import ConversationExportView
 from conversations.feedback_api import MessageFeedbackView

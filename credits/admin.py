@@ -15,12 +15,12 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
+from assistant_engine.foundation.admin import ScaledChangeList, ViewOnlyAdminMixin, chosen_only_filter, drill_down
+from assistant_engine.organizations.admin import RecordsStaffAccess
+from assistant_engine.organizations.models import Organization, StaffAccess
 from credits.models import CreditAccount, LedgerEntry
 from credits.money import credits_from_micros
 from credits.services import MAX_GRANT_CREDITS, credits_grant
-from foundation.admin import ScaledChangeList, ViewOnlyAdminMixin, chosen_only_filter, drill_down
-from organizations.admin import RecordsStaffAccess
-from organizations.models import Organization, StaffAccess
 
 
 class ReadOnlyAdmin(ViewOnlyAdminMixin, admin.ModelAdmin):

@@ -2,8 +2,8 @@ from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers
 from rest_framework.response import Response
 
+from assistant_engine.organizations.api import ORGANIZATION_PARAMETER, MemberAPIView
 from credits.selectors import credits_summary, person_credits
-from organizations.api import ORGANIZATION_PARAMETER, MemberAPIView
 
 
 class PersonCreditsSerializer(serializers.Serializer):

@@ -18,9 +18,9 @@ from uuid import UUID
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Count, F, OuterRef, Subquery, Sum
 
+from assistant_engine.organizations.models import Organization
 from credits.models import CreditAccount, LedgerEntry, MemberMonthUsage
 from credits.money import micros_from_credits
-from organizations.models import Organization
 
 Kind = LedgerEntry.Kind
 

@@ -12,7 +12,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
 
-from organizations.models import Organization
+from assistant_engine.organizations.models import Organization
 
 
 class CreditAccount(models.Model):

@@ -6,11 +6,11 @@ from datetime import datetime
 from django.db.models import Sum
 from django.utils import timezone
 
+from assistant_engine.organizations.members import Member
+from assistant_engine.organizations.models import Organization
 from credits.models import CreditAccount, LedgerEntry, MemberMonthUsage
 from credits.money import credits_from_micros, current_month, micros_from_credits
 from credits.services import member_cap_for, member_spent_in_month
-from organizations.members import Member
-from organizations.models import Organization
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,8 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from assistant_engine.organizations.members import Member, cap_that_applies
+from assistant_engine.organizations.models import Membership, Organization
 from credits.ledger import (
     ReservationNotFound,
     holds_of,
@@ -32,8 +34,6 @@ from credits.ledger import (
 )
 from credits.models import CreditAccount, LedgerEntry, MemberMonthUsage
 from credits.money import current_month, micros_from_credits
-from organizations.members import Member, cap_that_applies
-from organizations.models import Membership, Organization
 
 Kind = LedgerEntry.Kind
 

@@ -8,9 +8,9 @@ import pytest
 from django.contrib.auth import get_user_model
 from rest_framework.test import APIClient
 
-from organizations.members import Member
-from organizations.models import Membership, Organization
-from organizations.tokens import create_token
+from assistant_engine.organizations.members import Member
+from assistant_engine.organizations.models import Membership, Organization
+from assistant_engine.organizations.tokens import create_token
 
 
 @dataclass
@@ -40,7 +40,7 @@ def token_just_used(person: Person) -> None:
     request's queries holds whichever request comes first."""
     from django.utils import timezone
 
-    from organizations.models import ApiToken
+    from assistant_engine.organizations.models import ApiToken
 
     ApiToken.objects.filter(user=person.user).update(last_used_at=timezone.now())
 

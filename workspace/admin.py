@@ -1,7 +1,7 @@
 from django.contrib import admin
 
-from organizations.access_log import Kind
-from organizations.admin import RecordsStaffAccess
+from assistant_engine.organizations.access_log import Kind
+from assistant_engine.organizations.admin import RecordsStaffAccess
 from workspace.models import InboxMessage, Note, SentEmail
 
 

@@ -4,7 +4,7 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
-from organizations.models import Organization
+from assistant_engine.organizations.models import Organization
 
 
 class Note(models.Model):

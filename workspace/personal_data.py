@@ -3,8 +3,8 @@ their notes, the e-mails they sent, the messages they received."""
 
 from collections.abc import Iterator
 
-from organizations.members import Member
-from organizations.personal_data import delete_in_order, iso
+from assistant_engine.organizations.members import Member
+from assistant_engine.organizations.personal_data import delete_in_order, iso
 from workspace.models import InboxMessage, Note, SentEmail
 
 # Iterators read in chunks: the streamed export holds a chunk of each section at a time.
@@ -50,7 +50,7 @@ def erase_workspace(user, batch_size: int) -> int:
 
 
 def register() -> None:
-    from organizations.personal_data import register_eraser, register_exporter
+    from assistant_engine.organizations.personal_data import register_eraser, register_exporter
 
     register_exporter("notes", export_notes)
     register_exporter("sentEmails", export_sent_emails)

@@ -8,7 +8,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db.models import Q, QuerySet
 
-from organizations.members import Member
+from assistant_engine.organizations.members import Member
 from workspace.models import InboxMessage, Note, SentEmail
 
 NOTE_SEARCH_LIMIT = 20

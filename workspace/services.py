@@ -3,7 +3,7 @@
 from django.core.mail import send_mail
 from django.db import transaction
 
-from organizations.members import Member
+from assistant_engine.organizations.members import Member
 from workspace.models import Note, SentEmail
 from workspace.selectors import notes_of, sender_address
 

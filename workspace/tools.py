@@ -16,8 +16,17 @@ from django.core.validators import validate_email
 from django.utils.translation import gettext_noop
 from pydantic import AfterValidator, BaseModel, Field
 
-from organizations.members import Member
-from tools import ContextTitle, Description, Tool, ToolContext, ToolError, ToolInput, ToolNotFound, Toolset
+from assistant_engine.organizations.members import Member
+from assistant_engine.tools import (
+    ContextTitle,
+    Description,
+    Tool,
+    ToolContext,
+    ToolError,
+    ToolInput,
+    ToolNotFound,
+    Toolset,
+)
 from workspace import selectors, services
 from workspace.models import Note
 

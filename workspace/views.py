@@ -13,7 +13,7 @@ from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from assistant.page_shell import shell_context
-from organizations.pages import member_required
+from assistant_engine.organizations.pages import member_required
 from workspace import selectors, services
 from workspace.models import Note
 

@@ -12,7 +12,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('conversations', '0002_message_notice_message_turn_id_toolcall_finished_at'),
-        ('organizations', '0001_initial'),
+        ('assistant_organizations', '0001_initial'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
@@ -40,7 +40,7 @@ class Migration(migrations.Migration):
                 ('started_at', models.DateTimeField(blank=True, null=True)),
                 ('finished_at', models.DateTimeField(blank=True, null=True)),
                 ('assistant_message', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='conversations.message')),
-                ('organization', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='turns', to='organizations.organization')),
+                ('organization', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='turns', to='assistant_organizations.organization')),
                 ('thread', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='turns', to='conversations.thread')),
                 ('user', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='turns', to=settings.AUTH_USER_MODEL)),
                 ('user_message', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='conversations.message')),
@@ -62,7 +62,7 @@ class Migration(migrations.Migration):
                 ('result', models.JSONField(blank=True, null=True)),
                 ('error', models.CharField(blank=True, default='', max_length=500)),
                 ('event_delivered_at', models.DateTimeField(blank=True, null=True)),
-                ('organization', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='action_cards', to='organizations.organization')),
+                ('organization', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='action_cards', to='assistant_organizations.organization')),
                 ('thread', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='action_cards', to='conversations.thread')),
                 ('tool_call', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='action_cards', to='conversations.toolcall')),
                 ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='action_cards', to=settings.AUTH_USER_MODEL)),

@@ -10,7 +10,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('assistant', '0001_initial'),
-        ('organizations', '0001_initial'),
+        ('assistant_organizations', '0001_initial'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
@@ -49,7 +49,7 @@ class Migration(migrations.Migration):
                 ('hint', models.CharField(editable=False, max_length=8)),
                 ('created_at', models.DateTimeField(auto_now_add=True)),
                 ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('organization', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='provider_keys', to='organizations.organization')),
+                ('organization', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='provider_keys', to='assistant_organizations.organization')),
             ],
             options={
                 'constraints': [models.UniqueConstraint(fields=('organization', 'provider'), name='provider_key_one_per_provider')],

@@ -8,7 +8,7 @@ from django.db import migrations
 
 
 def reseal_legacy_keys(apps, schema_editor):
-    from providers.sealing import reseal_all
+    from assistant_engine.providers.sealing import reseal_all
 
     resealed, unreadable = reseal_all(apps.get_model("assistant", "ProviderKey"))
     if unreadable:

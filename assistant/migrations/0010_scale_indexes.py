@@ -9,7 +9,7 @@ class Migration(migrations.Migration):
     dependencies = [
         ('assistant', '0009_workerbeat'),
         ('conversations', '0009_message_versions'),
-        ('organizations', '0006_person_preferences'),
+        ('assistant_organizations', '0006_person_preferences'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

@@ -8,7 +8,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('assistant', '0011_turn_failure_kind_model'),
-        ('providers', '0001_initial'),
+        ('assistant_providers', '0001_initial'),
     ]
 
     operations = [

@@ -8,10 +8,10 @@ from functools import lru_cache
 
 from django.conf import settings
 
-from providers.catalog import ModelOption, client_for, model_option
-from providers.clients.base import ModelClient, ToolSpec
-from tools import framework
-from tools.registry import all_tools
+from assistant_engine.providers.catalog import ModelOption, client_for, model_option
+from assistant_engine.providers.clients.base import ModelClient, ToolSpec
+from assistant_engine.tools import framework
+from assistant_engine.tools.registry import all_tools
 
 
 @lru_cache(maxsize=8)

@@ -22,13 +22,13 @@ from assistant.turn.outcome import (
 from assistant.turn.process_cache import deployment_client
 from assistant.turn.settle import charge_for
 from assistant.turn.state import TurnState
+from assistant_engine.organizations.members import Member
+from assistant_engine.organizations.models import Membership
+from assistant_engine.providers.catalog import client_for
+from assistant_engine.providers.clients.base import ModelRequest
+from assistant_engine.providers.org_models import DEPLOYMENT, option_allowed, turn_key
 from credits.money import call_bound_micros, micros_from_credits, request_micros
 from credits.services import CreditsExhausted, MemberCapReached, credits_reserve_more
-from organizations.members import Member
-from organizations.models import Membership
-from providers.catalog import client_for
-from providers.clients.base import ModelRequest
-from providers.org_models import DEPLOYMENT, option_allowed, turn_key
 
 logger = logging.getLogger("assistant.turn")
 

@@ -15,12 +15,12 @@ from django.utils import timezone
 from assistant import live
 from assistant.models import ENDED_STATUSES, Turn
 from assistant.turn.outcome import CANCELLED_NOTICE, Outcome
+from assistant_engine.providers.catalog import model_option
+from assistant_engine.providers.clients.base import Usage
+from assistant_engine.providers.org_models import DEPLOYMENT
 from conversations.models import Message, Thread
 from credits.money import charged_micros, request_micros
 from credits.services import credits_keep_on_stuck, credits_release, credits_settle
-from providers.catalog import model_option
-from providers.clients.base import Usage
-from providers.org_models import DEPLOYMENT
 
 logger = logging.getLogger("assistant.turn")
 

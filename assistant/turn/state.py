@@ -14,9 +14,9 @@ from assistant.trifecta import Taint
 from assistant.turn.outcome import NOTICES, TurnCancelled, TurnStopped
 from assistant.turn.process_cache import tool_specs_and_size
 from assistant.turn.settle import ThreadAfterTurn, store_usage
-from providers.catalog import ModelOption, model_option
-from providers.clients.base import ModelClient, Usage
-from tools.registry import all_tools
+from assistant_engine.providers.catalog import ModelOption, model_option
+from assistant_engine.providers.clients.base import ModelClient, Usage
+from assistant_engine.tools.registry import all_tools
 
 # How often, at most, the loop reads the Stop flag while a model streams (or pauses).
 CANCEL_CHECK_SECONDS = 0.5

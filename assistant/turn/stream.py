@@ -14,8 +14,8 @@ from assistant import live
 from assistant.pacing import PAUSE, paced
 from assistant.turn.outcome import TurnCancelled
 from assistant.turn.state import CANCEL_CHECK_SECONDS, TurnState
+from assistant_engine.providers.clients.base import ModelRequest, TextDelta, ToolCallEvent, Usage
 from conversations.models import Message
-from providers.clients.base import ModelRequest, TextDelta, ToolCallEvent, Usage
 
 FLUSH_SECONDS = 0.25
 # A reply's first text is written at most this long after its step started:

@@ -14,10 +14,10 @@ from assistant.history import StoredCall
 from assistant.trifecta import Route, route_call, taint_after
 from assistant.turn.outcome import ToolCrashed
 from assistant.turn.state import TurnState
+from assistant_engine.providers.clients.base import ToolCallEvent
+from assistant_engine.tools import framework
+from assistant_engine.tools.registry import get_tool
 from conversations.models import Message, ToolCall
-from providers.clients.base import ToolCallEvent
-from tools import framework
-from tools.registry import get_tool
 
 logger = logging.getLogger("assistant.turn")
 

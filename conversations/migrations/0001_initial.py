@@ -11,7 +11,7 @@ class Migration(migrations.Migration):
     initial = True
 
     dependencies = [
-        ('organizations', '0001_initial'),
+        ('assistant_organizations', '0001_initial'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
@@ -25,7 +25,7 @@ class Migration(migrations.Migration):
                 ('updated_at', models.DateTimeField()),
                 ('last_activity_at', models.DateTimeField()),
                 ('status', models.CharField(choices=[('idle', 'Idle'), ('responding', 'Responding')], default='idle', max_length=12)),
-                ('organization', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='threads', to='organizations.organization')),
+                ('organization', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='threads', to='assistant_organizations.organization')),
                 ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='threads', to=settings.AUTH_USER_MODEL)),
             ],
         ),

@@ -13,7 +13,7 @@ def rekey_derived_threads(apps, schema_editor):
     from the database's foreign keys, so the apps above need no import), as do
     the staff access rows that name it."""
     thread_model = apps.get_model("conversations", "Thread")
-    staff_access = apps.get_model("organizations", "StaffAccess")
+    staff_access = apps.get_model("assistant_organizations", "StaffAccess")
     connection = schema_editor.connection
     key = thread_model._meta.pk
     derived = [old for old in thread_model.objects.exclude(external_id="").values_list("id", flat=True)
@@ -42,7 +42,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('conversations', '0010_message_search_per_thread'),
-        ('organizations', '0008_staff_access_kinds_and_token_last_use'),
+        ('assistant_organizations', '0008_staff_access_kinds_and_token_last_use'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

@@ -10,7 +10,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('conversations', '0011_thread_external_id_unique_per_person'),
-        ('organizations', '0008_staff_access_kinds_and_token_last_use'),
+        ('assistant_organizations', '0008_staff_access_kinds_and_token_last_use'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
@@ -28,7 +28,7 @@ class Migration(migrations.Migration):
                 ('model_bytes', models.PositiveIntegerField(default=0)),
                 ('created_at', models.DateTimeField()),
                 ('message', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='attachments', to='conversations.message')),
-                ('organization', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='organizations.organization')),
+                ('organization', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='assistant_organizations.organization')),
                 ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to=settings.AUTH_USER_MODEL)),
             ],
             options={

@@ -10,7 +10,7 @@ class Migration(migrations.Migration):
     initial = True
 
     dependencies = [
-        ('organizations', '0001_initial'),
+        ('assistant_organizations', '0001_initial'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
@@ -25,7 +25,7 @@ class Migration(migrations.Migration):
                 ('reserved_micros', models.BigIntegerField(default=0, help_text='Held by turns that have not ended yet.')),
                 ('opened_at', models.DateTimeField()),
                 ('updated_at', models.DateTimeField()),
-                ('organization', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='credit_accounts', to='organizations.organization')),
+                ('organization', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='credit_accounts', to='assistant_organizations.organization')),
             ],
             options={
                 'ordering': ['-month', 'organization__name'],

@@ -8,7 +8,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('credits', '0001_initial'),
-        ('organizations', '0001_initial'),
+        ('assistant_organizations', '0001_initial'),
     ]
 
     operations = [

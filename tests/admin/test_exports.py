@@ -11,9 +11,9 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
+from assistant_engine.providers.clients.base import Usage
 from credits.models import CreditAccount, LedgerEntry
 from credits.money import current_month
-from providers.clients.base import Usage
 from tests.admin.conftest import logged_in, make_staff
 from tests.assistant.conftest import play
 from tests.fakes.scripted import ScriptedClient, say

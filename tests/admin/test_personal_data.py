@@ -13,8 +13,8 @@ from django.utils import timezone
 
 from assistant.admin import export_personal_data
 from assistant.models import ActionCard, Erasure
+from assistant_engine.organizations.personal_data import export_user
 from conversations.models import ToolCall
-from organizations.personal_data import export_user
 from tests.admin.conftest import logged_in, make_staff, queries_of
 from tests.conversations.factories import make_thread
 

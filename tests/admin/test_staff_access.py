@@ -15,9 +15,9 @@ from rest_framework.test import APIClient
 from assistant.maintenance import erasure_run_batch
 from assistant.maintenance_tasks import purge_staff_accesses_task
 from assistant.models import ActionCard, Erasure
+from assistant_engine.organizations.access_log import staff_access_record, staff_accesses_purge
+from assistant_engine.organizations.models import Membership, StaffAccess
 from config.celery import app
-from organizations.access_log import staff_access_record, staff_accesses_purge
-from organizations.models import Membership, StaffAccess
 from tests.admin.conftest import logged_in, make_staff
 from tests.admin.test_personal_data import ERASE, export_action, thread_with_a_card
 from tests.admin.test_turns_admin import make_turn
@@ -26,7 +26,7 @@ from tests.streamed import streamed_json
 pytestmark = pytest.mark.django_db
 
 User = get_user_model()
-LOG = reverse("admin:organizations_staffaccess_changelist")
+LOG = reverse("admin:assistant_organizations_staffaccess_changelist")
 
 
 def change_page(obj) -> str:
@@ -161,9 +161,10 @@ def test_superusers_read_the_log_and_nobody_adds_changes_or_deletes(root_client,
                                  organization_id=owner.organization.pk, object_id="x", path="/admin/x/")
 
     listed, shown = root_client.get(LOG), root_client.get(change_page(access))
-    add = root_client.get(reverse("admin:organizations_staffaccess_add"))
+    add = root_client.get(reverse("admin:assistant_organizations_staffaccess_add"))
     changed = root_client.post(change_page(access), {"kind": "export", "staff_username": "nobody"})
-    deleted = root_client.post(reverse("admin:organizations_staffaccess_delete", args=[access.pk]), {"post": "yes"})
+    delete = reverse("admin:assistant_organizations_staffaccess_delete", args=[access.pk])
+    deleted = root_client.post(delete, {"post": "yes"})
 
     assert (listed.status_code, shown.status_code) == (200, 200) and "olivia" in listed.content.decode()
     assert (add.status_code, changed.status_code, deleted.status_code) == (403, 403, 403)
@@ -268,7 +269,7 @@ def test_anonymous_gets_no_export(anonymous):
 
 
 def test_erasing_a_staff_member_keeps_their_trace_by_username_in_batches(owner, colleague):
-    from organizations.personal_data import erase_user
+    from assistant_engine.organizations.personal_data import erase_user
 
     staff = make_staff("sam")
     for _ in range(3):

@@ -7,8 +7,8 @@ from django.contrib import admin
 from django.contrib.auth import get_user_model
 from django.urls import reverse
 
-from organizations.admin import RecordsStaffAccess
-from organizations.models import StaffAccess
+from assistant_engine.organizations.admin import RecordsStaffAccess
+from assistant_engine.organizations.models import StaffAccess
 from tests.admin.conftest import logged_in, make_staff
 from workspace.models import InboxMessage, Note, SentEmail
 

@@ -11,8 +11,8 @@ import pytest
 from django.utils import timezone
 
 from assistant import exports
-from organizations.models import StaffAccess
-from providers.clients.base import Usage
+from assistant_engine.organizations.models import StaffAccess
+from assistant_engine.providers.clients.base import Usage
 from tests.admin.conftest import logged_in, make_staff
 from tests.assistant.conftest import play
 from tests.fakes.scripted import ScriptedClient, say
@@ -110,7 +110,7 @@ def test_a_refused_or_invalid_export_records_nothing(activity):
 
 
 def autocomplete(term: str) -> dict:
-    return {"app_label": "organizations", "model_name": "membership", "field_name": "user", "term": term}
+    return {"app_label": "assistant_organizations", "model_name": "membership", "field_name": "user", "term": term}
 
 
 @pytest.mark.django_db

@@ -15,12 +15,12 @@ from django.conf import settings
 
 from assistant import proposals
 from assistant.models import ActionCard, Turn
+from assistant_engine.tools import framework
+from assistant_engine.tools.registry import get_tool
 from conversations.files import file_upload
 from tests.fakes.files import png
 from tests.web.conftest import make_conversation
 from tests.workers import PROJECT, stop_process_group, worker_environment
-from tools import framework
-from tools.registry import get_tool
 from workspace.models import Note
 
 

@@ -6,8 +6,8 @@ import re
 import pytest
 
 from assistant.models import Turn
-from foundation import api_errors
-from foundation.openapi import ERROR_STATUS
+from assistant_engine.foundation import api_errors
+from assistant_engine.foundation.openapi import ERROR_STATUS
 from tests.conversations.factories import make_thread, stored_conversation
 
 pytestmark = pytest.mark.django_db
@@ -162,7 +162,7 @@ def test_every_code_the_error_handler_can_give_is_known_to_the_document():
 
 
 def test_an_undeclared_code_cannot_be_documented():
-    from foundation.openapi import errors
+    from assistant_engine.foundation.openapi import errors
 
     with pytest.raises(ValueError, match="not_a_code"):
         errors("not_a_code")

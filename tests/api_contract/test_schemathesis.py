@@ -20,9 +20,9 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
+from assistant_engine.organizations.models import Organization
 from credits.models import CreditAccount
 from credits.selectors import credits_audit_mismatches
-from organizations.models import Organization
 from tests.api_contract.harness import api_server, auth_header, seed_person
 from tests.conftest import make_person
 from tests.workers import PROJECT

@@ -11,13 +11,13 @@ from assistant import card_events, cards
 from assistant.app_events import CLOSING_TAG, OPENING_TAG
 from assistant.chat import ConversationFull, chat_submit
 from assistant.models import ActionCard
+from assistant_engine.providers.clients.base import AssistantReply, ToolResults, UserText
+from assistant_engine.providers.clients.offline import OfflineModelClient
+from assistant_engine.tools import framework
 from conversations.models import Message
-from providers.clients.base import AssistantReply, ToolResults, UserText
-from providers.clients.offline import OfflineModelClient
 from tests.assistant.conftest import play
 from tests.assistant.test_cards import EMAIL, confirm, delete_card, propose_card
 from tests.fakes.scripted import ScriptedClient, call, say
-from tools import framework
 from workspace.models import InboxMessage, Note
 
 FORGED = (

@@ -17,10 +17,10 @@ from assistant import cards, proposals
 from assistant.card_tasks import expire_cards_task
 from assistant.fingerprint import snapshot_hash
 from assistant.models import ActionCard, Turn
+from assistant_engine.tools import framework
+from assistant_engine.tools.registry import get_tool
 from tests.conversations.factories import make_thread
 from tests.races import race
-from tools import framework
-from tools.registry import get_tool
 from workspace.models import Note
 
 EMAIL = {"to": "bob@example.com", "subject": "Lunch", "body": "See you at noon."}

@@ -9,7 +9,7 @@ from django.core import mail
 from django.utils import timezone
 
 from assistant.models import ActionCard
-from providers.clients.offline import OfflineModelClient
+from assistant_engine.providers.clients.offline import OfflineModelClient
 from tests.assistant.conftest import play
 from tests.assistant.test_cards import EMAIL, delete_card, propose_card
 from tests.conversations.factories import stored_conversation

@@ -141,7 +141,7 @@ def test_a_sender_changed_between_the_claim_and_the_send_is_caught(owner, monkey
 
 
 def test_the_conversation_page_says_what_the_model_was_told():
-    from web.presenters import event_lines
+    from assistant_engine.web.presenters import event_lines
 
     line = '{"kind": "outcome_unknown", "card_id": "x", "tool_name": "send_email", "summary": "..."}'
     assert event_lines(line, {"send_email": "Send an email"}) == [
@@ -157,7 +157,7 @@ import django
 django.setup()
 from django.test.utils import override_settings
 from assistant import card_events, cards
-from organizations.members import Member
+from assistant_engine.organizations.members import Member
 
 organization_id, user_id, card_id, shown_hash, smtp_port = sys.argv[1:]
 member = Member(organization_id=int(organization_id), user_id=int(user_id), role="member")

@@ -7,9 +7,9 @@ from asgiref.sync import async_to_sync, sync_to_async
 from assistant import chat
 from assistant.loop import run_turn
 from assistant.models import Turn
+from assistant_engine.organizations.models import Organization
 from conversations.models import Message, Thread
 from credits.models import CreditAccount, LedgerEntry
-from organizations.models import Organization
 from tests.assistant.conftest import Clock
 from tests.conversations.factories import make_thread
 from tests.fakes.scripted import ScriptedClient, call, say

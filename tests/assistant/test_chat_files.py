@@ -15,13 +15,13 @@ from assistant import maintenance
 from assistant.history import load_context
 from assistant.loop import run_turn
 from assistant.models import Turn
+from assistant_engine.organizations.personal_data import erase_user
+from assistant_engine.providers.clients.anthropic_client import AnthropicClient
+from assistant_engine.providers.clients.base import FilePart, ModelRequest, UserText
+from assistant_engine.providers.clients.offline import OfflineModelClient
+from assistant_engine.providers.clients.openai_compat import OpenAICompatClient
 from conversations.files import IMAGE_MODEL_BYTES
 from conversations.models import Attachment, Thread
-from organizations.personal_data import erase_user
-from providers.clients.anthropic_client import AnthropicClient
-from providers.clients.base import FilePart, ModelRequest, UserText
-from providers.clients.offline import OfflineModelClient
-from providers.clients.openai_compat import OpenAICompatClient
 from tests.assistant.conftest import PRICED_OPTION, Clock
 from tests.assistant.test_trifecta_context import MODES, SEND, send_outcome
 from tests.assistant.test_turn_credits import set_credits

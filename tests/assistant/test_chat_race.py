@@ -4,10 +4,10 @@ import pytest
 from rest_framework.test import APIClient
 
 from assistant.models import Turn
+from assistant_engine.organizations.models import Organization
 from conversations.models import Message, Thread
 from credits.models import CreditAccount, LedgerEntry
 from credits.selectors import credits_audit_mismatches
-from organizations.models import Organization
 from tests.conftest import make_person
 from tests.races import race
 

@@ -7,8 +7,12 @@ import json
 import pytest
 
 from assistant.instructions import SYSTEM_PROMPT, system_prompt
-from organizations.instructions import INSTRUCTIONS_MAX_CHARS, my_instructions_set, organization_instructions_set
-from organizations.models import Membership, Organization, OrganizationChange
+from assistant_engine.organizations.instructions import (
+    INSTRUCTIONS_MAX_CHARS,
+    my_instructions_set,
+    organization_instructions_set,
+)
+from assistant_engine.organizations.models import Membership, Organization, OrganizationChange
 from tests.assistant.conftest import play
 from tests.conftest import make_person
 from tests.fakes.scripted import ScriptedClient, say
@@ -119,7 +123,7 @@ def test_the_export_holds_the_instructions(owner, admin):
 
 
 def test_a_turn_names_the_language_the_person_chose_and_only_theirs(owner, colleague):
-    from organizations.services import preferred_language_set
+    from assistant_engine.organizations.services import preferred_language_set
 
     preferred_language_set(user_id=colleague.user.id, language="fr")
     client = ScriptedClient(say("Hi."))

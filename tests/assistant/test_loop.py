@@ -9,9 +9,9 @@ from django.test.utils import CaptureQueriesContext
 from assistant.history import load_history
 from assistant.loop import run_turn
 from assistant.models import ActionCard, Turn
+from assistant_engine.providers.clients.base import ProviderError, Stop, TextDelta, ToolResults, Usage
 from conversations.models import Message, Thread, ToolCall
 from credits.models import CreditAccount
-from providers.clients.base import ProviderError, Stop, TextDelta, ToolResults, Usage
 from tests.assistant.conftest import Clock, play, submit
 from tests.fakes.scripted import ScriptedClient, call, say
 from workspace.models import Note

@@ -9,8 +9,8 @@ from django.utils.dateparse import parse_datetime
 
 from assistant.loop import run_turn
 from assistant.models import ActionCard, Turn
+from assistant_engine.providers.clients.offline import OfflineModelClient
 from conversations.models import Message
-from providers.clients.offline import OfflineModelClient
 from tests.assistant.conftest import Clock, play
 from tests.assistant.test_cards import propose_card
 from tests.fakes.scripted import ScriptedClient, call, say

@@ -7,10 +7,10 @@ from assistant import cards
 from assistant.chat import chat_submit
 from assistant.loop import run_turn
 from assistant.models import ActionCard
+from assistant_engine.organizations.services import preferred_language_set
+from assistant_engine.providers.clients.offline import OfflineModelClient
+from assistant_engine.providers.clients.offline_phrases import say
 from conversations.models import Message
-from organizations.services import preferred_language_set
-from providers.clients.offline import OfflineModelClient
-from providers.clients.offline_phrases import say
 from tests.assistant.conftest import Clock
 from workspace.models import Note, SentEmail
 

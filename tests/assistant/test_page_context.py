@@ -11,8 +11,8 @@ from assistant.history import load_context
 from assistant.loop import run_turn
 from assistant.models import Turn
 from assistant.page_context import resolve_page_context
+from assistant_engine.providers.clients.offline import NO_OPEN_NOTE, OfflineModelClient
 from conversations.models import Message, Thread
-from providers.clients.offline import NO_OPEN_NOTE, OfflineModelClient
 from tests.assistant.conftest import Clock
 from tests.conversations.factories import make_thread
 from workspace.models import Note

@@ -11,9 +11,9 @@ from assistant.chat import chat_submit
 from assistant.history import history_bytes, load_history
 from assistant.loop import run_turn
 from assistant.models import Turn
+from assistant_engine.organizations.members import MemberTerms, resolve_member
+from assistant_engine.organizations.models import Organization
 from conversations.models import Message, Thread
-from organizations.members import MemberTerms, resolve_member
-from organizations.models import Organization
 from tests.assistant.conftest import PRICED_OPTION, Clock
 from tests.conftest import token_just_used
 from tests.fakes.scripted import ScriptedClient, call, say

@@ -8,10 +8,10 @@ import pytest
 from assistant import chat, loop
 from assistant.history import load_history
 from assistant.models import Turn
+from assistant_engine.providers.clients.base import AssistantReply, Stop, TextDelta, Usage
 from config.logging import JsonLinesFormatter
 from conversations.models import Message, Thread
 from credits.models import CreditAccount
-from providers.clients.base import AssistantReply, Stop, TextDelta, Usage
 from tests.assistant.conftest import play
 from tests.conversations.factories import make_thread
 from tests.fakes.scripted import ScriptedClient, call, say
@@ -76,8 +76,8 @@ def test_tags_in_the_models_own_words_reach_it_inert(owner):
 
 
 def test_an_email_subject_with_a_line_break_is_an_input_error_for_the_model(owner):
-    from tools.framework import ToolInputError, parse_input
-    from tools.registry import get_tool
+    from assistant_engine.tools.framework import ToolInputError, parse_input
+    from assistant_engine.tools.registry import get_tool
 
     with pytest.raises(ToolInputError, match="subject"):
         parse_input(get_tool("send_email"), {"to": "a@example.com", "subject": "Hi\nBcc: x@y.z", "body": "b"})

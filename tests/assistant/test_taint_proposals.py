@@ -12,12 +12,12 @@ from assistant.app_events import render_events
 from assistant.history import load_context
 from assistant.models import ActionCard
 from assistant.trifecta import Taint
+from assistant_engine.tools import Description, Tool, ToolInput
 from conversations.models import Message, ToolCall
 from conversations.services import message_append
 from tests.assistant.conftest import play
 from tests.assistant.test_trifecta_context import SEND, expected
 from tests.fakes.scripted import ScriptedClient, call, say
-from tools import Description, Tool, ToolInput
 from workspace.models import InboxMessage, Note
 
 pytestmark = pytest.mark.django_db

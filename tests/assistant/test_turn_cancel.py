@@ -11,14 +11,14 @@ from assistant.loop import run_turn
 from assistant.models import Turn
 from assistant.turn.outcome import CANCELLED_NOTICE
 from assistant.turns import turn_cancel
+from assistant_engine.providers.catalog import model_option
+from assistant_engine.providers.clients.base import Stop, TextDelta, Usage
+from assistant_engine.tools import framework
 from conversations.models import Message, Thread, ToolCall
 from credits.models import CreditAccount, LedgerEntry
 from credits.money import request_micros
-from providers.catalog import model_option
-from providers.clients.base import Stop, TextDelta, Usage
 from tests.assistant.conftest import PRICED_OPTION, Clock, submit
 from tests.fakes.scripted import ScriptedClient, call, say
-from tools import framework
 
 HAIKU = model_option(PRICED_OPTION)
 

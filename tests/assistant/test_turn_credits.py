@@ -7,12 +7,12 @@ import pytest
 
 from assistant.models import Turn
 from assistant.turn.outcome import CEILING_NOTICE, NOTICES
+from assistant_engine.providers.catalog import model_option
+from assistant_engine.providers.clients.base import Usage
 from conversations.models import Message
 from credits.models import CreditAccount, LedgerEntry
 from credits.money import micros_from_credits, request_micros
 from credits.selectors import credits_audit_mismatches
-from providers.catalog import model_option
-from providers.clients.base import Usage
 from tests.assistant.conftest import PRICED_OPTION, play
 from tests.conversations.factories import stored_conversation
 from tests.fakes.scripted import ScriptedClient, call, say

@@ -6,11 +6,11 @@ import pytest
 
 from assistant.loop import run_turn
 from assistant.models import Turn
+from assistant_engine.providers.clients.base import Usage
 from conversations.models import Thread
 from credits.models import CreditAccount
 from credits.money import micros_from_credits
 from credits.selectors import credits_audit_mismatches
-from providers.clients.base import Usage
 from tests.assistant.conftest import Clock, submit
 from tests.fakes.scripted import ScriptedClient, call, say
 from tests.races import race

@@ -207,7 +207,8 @@ class AiMemoryDoor(Door):
     turns = confirms = proposes = False
 
     def no_turns(self):
-        assert not any(re.search(r"chat|turn|cancel|confirm", route) for route in routes("surfaces.ai_memory.urls"))
+        assert not any(re.search(r"chat|turn|cancel|confirm", route) 
+                   for route in routes("assistant_engine.surfaces.ai_memory.urls"))
 
     def finds(self, who, kind, obj):
         if kind != "conversation":

@@ -10,10 +10,11 @@ from tests.conformance.remote_doors import McpDoor, TelegramDoor
 DOORS = {door.name: door for door in (BrowserDoor, ApiDoor, AiMemoryDoor, McpDoor, TelegramDoor)}
 
 # The modules (or template tags) that make each door, as the guard finds them on disk.
-MODULES = {"browser": ("web",), "api": ("assistant.api",), "ai": ("surfaces.ai_memory",), "mcp": ("surfaces.mcp",),
-           "telegram": ("surfaces.telegram",)}
+MODULES = {"browser": ("assistant_engine.web",), "api": ("assistant.api",),
+           "ai": ("assistant_engine.surfaces.ai_memory",), "mcp": ("assistant_engine.surfaces.mcp",),
+           "telegram": ("assistant_engine.surfaces.telegram",)}
 
 # The panel (branch wt-panel): its adapter is ready and runs once its door exists.
-if importlib.util.find_spec("web.panel"):
+if importlib.util.find_spec("assistant_engine.web.panel"):
     DOORS["panel"] = PanelDoor
-    MODULES["panel"] = ("web.panel", "web.templatetags.assistant")
+    MODULES["panel"] = ("assistant_engine.web.panel", "assistant_engine.web.templatetags.assistant")

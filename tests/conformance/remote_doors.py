@@ -2,11 +2,11 @@
 official client) and Telegram (the webhook's handler, the fake Bot API)."""
 
 from assistant.models import ActionCard, Turn
+from assistant_engine.surfaces.telegram import handlers
+from assistant_engine.surfaces.telegram.follow import follow_turn
+from assistant_engine.surfaces.telegram.models import StreamedReply
+from assistant_engine.surfaces.telegram.services import callback_data
 from conversations.models import Message
-from surfaces.telegram import handlers
-from surfaces.telegram.follow import follow_turn
-from surfaces.telegram.models import StreamedReply
-from surfaces.telegram.services import callback_data
 from tests.conformance.doors import READS, Door, Shown, visible
 from tests.surfaces.mcp_server import mcp_session, run
 from tests.telegram.conftest import click_update, message_update

@@ -10,17 +10,17 @@ import pytest
 from tests.conformance.doors import Door
 from tests.conformance.registry import DOORS, MODULES
 
-PROJECT = Path(__file__).resolve().parents[2]
+PROJECT = Path(__file__).resolve().parents[2] / "assistant_engine"
 
 
 def door_modules() -> set[str]:
     """The modules that open a door, as found on disk."""
-    found = {"web", "assistant.api"}
-    found |= {f"surfaces.{path.parent.name}" for path in (PROJECT / "surfaces").glob("*/__init__.py")}
+    found = {"assistant_engine.web", "assistant.api"}
+    found |= {f"assistant_engine.surfaces.{path.parent.name}" for path in (PROJECT / "surfaces").glob("*/__init__.py")}
     # The panel: the browser's component on host pages, through a template tag or its own module.
-    found |= {f"web.{path.stem}" for path in (PROJECT / "web").glob("panel*.py")}
-    found |= {f"web.templatetags.{path.stem}" for path in (PROJECT / "web" / "templatetags").glob("*.py")
-              if path.stem != "__init__"}
+    found |= {f"assistant_engine.web.{path.stem}" for path in (PROJECT / "web").glob("panel*.py")}
+    found |= {f"assistant_engine.web.templatetags.{path.stem}"
+              for path in (PROJECT / "web" / "templatetags").glob("*.py") if path.stem != "__init__"}
     return found
 
 
@@ -39,7 +39,8 @@ def test_the_guard_sees_a_new_door(tmp_path, monkeypatch):
     (tmp_path / "web" / "templatetags").mkdir(parents=True)
     (tmp_path / "web" / "templatetags" / "assistant.py").touch()
     registered = {module for modules in MODULES.values() for module in modules}
-    assert door_modules() - registered == {"surfaces.whatsapp", "web.templatetags.assistant"} - registered
+    expected = {"assistant_engine.surfaces.whatsapp", "assistant_engine.web.templatetags.assistant"}
+    assert door_modules() - registered == expected - registered
 
 
 @pytest.mark.parametrize("name", sorted(DOORS))

@@ -4,8 +4,8 @@ from datetime import timedelta
 import pytest
 from rest_framework.test import APIClient
 
+from assistant_engine.organizations.models import Membership
 from conversations.models import Message, Thread, ToolCall
-from organizations.models import Membership
 from tests.conftest import make_person, token_just_used
 from tests.conversations.factories import BASE_TIME, iso, make_thread, stored_conversation
 

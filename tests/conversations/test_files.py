@@ -125,7 +125,7 @@ def test_anonymous_upload_is_401_and_stores_nothing(anonymous, db):
 
 
 def test_the_same_person_in_another_organization_does_not_see_it(owner, globex):
-    from organizations.models import Membership
+    from assistant_engine.organizations.models import Membership
 
     Membership.objects.create(organization=globex, user=owner.user, role="member")
     body = uploaded(owner, b"acme only")  # the token acts in acme

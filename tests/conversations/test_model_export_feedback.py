@@ -9,8 +9,8 @@ import pytest
 from assistant.chat import chat_submit
 from assistant.loop import run_turn
 from assistant.models import Turn
+from assistant_engine.organizations.models import StaffAccess
 from conversations.models import Message, MessageFeedback, Thread
-from organizations.models import StaffAccess
 from tests.assistant.conftest import Clock
 from tests.fakes.scripted import ScriptedClient, call, say
 from tests.web.conftest import web_client
@@ -173,7 +173,7 @@ def test_feedback_is_bounded(owner):
 
 
 def test_feedback_is_in_the_export_and_erased_with_the_person(owner):
-    from organizations.personal_data import erase_user
+    from assistant_engine.organizations.personal_data import erase_user
 
     reply = reply_of(answered(owner, ScriptedClient(say("Hi."))))
     owner.client.post(f"/api/messages/{reply.id}/feedback", {"rating": "up", "comment": "spot on"}, format="json")

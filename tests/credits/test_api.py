@@ -49,7 +49,7 @@ def test_owner_sees_the_organizations_month(owner, spent, django_assert_max_num_
 def test_a_person_under_a_cap_sees_what_is_left_of_it(owner, colleague, spent):
     """The owner's turns used 1.23 and hold 3 credits of their 25: 20 are theirs
     to spend; the colleague's own cap of 500 is bounded by what Acme has left."""
-    from organizations.models import Membership
+    from assistant_engine.organizations.models import Membership
 
     Membership.objects.filter(user=owner.user).update(monthly_cap_credits=25)
     Membership.objects.filter(user=colleague.user).update(monthly_cap_credits=5000)

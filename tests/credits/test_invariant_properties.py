@@ -8,6 +8,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from assistant_engine.organizations.members import Member
+from assistant_engine.organizations.models import Organization
 from credits.models import CreditAccount
 from credits.money import micros_from_credits
 from credits.selectors import credits_audit_mismatches
@@ -20,8 +22,6 @@ from credits.services import (
     credits_reserve_more,
     credits_settle,
 )
-from organizations.members import Member
-from organizations.models import Organization
 from tests.credits.support import MID_MARCH
 
 pytestmark = pytest.mark.django_db

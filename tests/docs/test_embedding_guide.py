@@ -11,7 +11,7 @@ from django.conf import settings
 from django.test import Client
 from django.utils.module_loading import import_string
 
-from tools import ContextTitle, Toolset
+from assistant_engine.tools import ContextTitle, Toolset
 from workspace.models import Note
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -54,5 +54,6 @@ def test_the_pages_it_builds_render_with_the_panel(db, owner):
     for url in ("/notes/", f"/notes/{note.id}/"):
         html = client.get(url).content.decode()
         assert 'aria-label="Assistant"' in html and "<assistant-chat" in html
-        assert 'name="csrf-token"' in html and "/static/web/app.js" in html and "/static/web/panel.css" in html
+        assert 'name="csrf-token"' in html
+        assert "/static/assistant/app.js" in html and "/static/assistant/panel.css" in html
     assert f'data-context-kind="note" data-context-id="{note.id}"' in client.get(f"/notes/{note.id}/").content.decode()

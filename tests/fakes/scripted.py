@@ -3,7 +3,7 @@ script entry and records the request it received."""
 
 from collections.abc import Callable, Iterator
 
-from providers.clients.base import ModelRequest, Stop, StreamEvent, TextDelta, ToolCallEvent, Usage
+from assistant_engine.providers.clients.base import ModelRequest, Stop, StreamEvent, TextDelta, ToolCallEvent, Usage
 
 
 def say(text: str, *, usage: Usage | None = None) -> list[StreamEvent]:

@@ -221,6 +221,6 @@ def test_the_beat_schedule_runs_every_maintenance_job_and_the_worker_knows_them(
         "assistant.continue_erasures", "assistant.expire_cards", "assistant.purge_staff_accesses",
         "telegram.purge_received_updates",
         "assistant.sweep_interrupted_cards",
-        "organizations.purge_expired_tokens",
+        "assistant.purge_expired_tokens",
     }
     assert scheduled | {"assistant.erase_user", "assistant.run_turn"} <= set(celery_app.tasks)

@@ -15,12 +15,12 @@ from assistant import maintenance
 from assistant.loop import run_turn
 from assistant.maintenance_tasks import erase_user_task
 from assistant.models import ActionCard, Erasure, Turn
+from assistant_engine.organizations.models import ApiToken, Membership, PersonSession
+from assistant_engine.organizations.personal_data import erase_user, export_user
+from assistant_engine.providers.models import ProviderKey
+from assistant_engine.providers.sealing import key_hint, seal_secret
 from conversations.models import Message, Thread, ToolCall
 from credits.models import CreditAccount, LedgerEntry
-from organizations.models import ApiToken, Membership, PersonSession
-from organizations.personal_data import erase_user, export_user
-from providers.models import ProviderKey
-from providers.sealing import key_hint, seal_secret
 from tests.fakes.scripted import ScriptedClient, call, say
 from tests.maintenance.conftest import queued_turn, running_turn
 from tests.streamed import streamed_json, streamed_text
@@ -344,7 +344,7 @@ def test_a_session_row_names_its_person_and_an_anonymous_one_nobody(owner):
 def test_a_session_saved_by_async_code_names_its_person_too(owner):
     from asgiref.sync import async_to_sync
 
-    from organizations.sessions import SessionStore
+    from assistant_engine.organizations.sessions import SessionStore
 
     session = SessionStore()
     session[SESSION_KEY] = str(owner.user.pk)

@@ -14,13 +14,13 @@ from django.utils import timezone
 from assistant import exports
 from assistant.cards import cards_mark_interrupted
 from assistant.models import ActionCard
+from assistant_engine.organizations.access_log import staff_accesses_purge
+from assistant_engine.organizations.tokens import expired_tokens_purge
+from assistant_engine.web.organization import organization_page
 from credits.money import current_month
 from credits.services import credits_reserve, credits_settle
-from organizations.access_log import staff_accesses_purge
-from organizations.tokens import expired_tokens_purge
 from tests.conftest import make_person
 from tests.conversations.factories import make_thread
-from web.organization import organization_page
 
 pytestmark = [pytest.mark.postgres_only, pytest.mark.django_db]
 

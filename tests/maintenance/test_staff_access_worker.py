@@ -3,9 +3,9 @@ beat publishes it: by name, on the default broker (a folder)."""
 
 import pytest
 
+from assistant_engine.foundation.broker_folders import ensure_broker_folders
+from assistant_engine.organizations.models import StaffAccess
 from config.celery import app as celery_app
-from foundation.broker_folders import ensure_broker_folders
-from organizations.models import StaffAccess
 from tests.admin.test_staff_access import aged
 from tests.workers import celery_worker, wait_until
 

@@ -5,13 +5,13 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 
-from organizations.members import (
+from assistant_engine.organizations.members import (
     NoOrganization,
     OrganizationNotFound,
     OrganizationRequired,
     resolve_member,
 )
-from organizations.models import Membership, Organization
+from assistant_engine.organizations.models import Membership, Organization
 
 
 def test_create_organization_command(db, capsys):

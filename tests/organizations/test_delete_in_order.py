@@ -2,7 +2,7 @@
 batch never goes past its size, takes the querysets in order and touches
 nobody else's rows."""
 
-from organizations.personal_data import delete_in_order
+from assistant_engine.organizations.personal_data import delete_in_order
 from workspace.models import Note, SentEmail
 
 

@@ -13,14 +13,14 @@ from assistant.chat import chat_submit
 from assistant.loop import run_turn
 from assistant.models import Turn
 from assistant.turn.outcome import CAP_NOTICE
+from assistant_engine.organizations.members import resolve_member
+from assistant_engine.organizations.models import Membership, Organization, OrganizationChange
+from assistant_engine.providers.clients.base import Usage
 from conversations.models import Message, Thread
 from credits.models import CreditAccount, LedgerEntry
 from credits.money import micros_from_credits
 from credits.selectors import credits_audit_mismatches
 from credits.services import MemberCapReached, member_spent_micros
-from organizations.members import resolve_member
-from organizations.models import Membership, Organization, OrganizationChange
-from providers.clients.base import Usage
 from tests.assistant.conftest import PRICED_OPTION, Clock, play
 from tests.conftest import make_person
 from tests.fakes.scripted import ScriptedClient, call

@@ -6,9 +6,9 @@ import pytest
 from django.test import Client
 
 from assistant.models import Turn
-from organizations.models import Organization, OrganizationChange
-from providers.models import ProviderKey
-from providers.org_models import ModelNotAllowed, NotOrganizationAdmin, allowed_options, model_choose
+from assistant_engine.organizations.models import Organization, OrganizationChange
+from assistant_engine.providers.models import ProviderKey
+from assistant_engine.providers.org_models import ModelNotAllowed, NotOrganizationAdmin, allowed_options, model_choose
 from tests.conftest import make_person
 
 

@@ -14,11 +14,17 @@ from assistant.chat import chat_submit
 from assistant.loop import run_turn
 from assistant.models import Turn
 from assistant.turn.outcome import OWN_KEY_REFUSED_NOTICE
+from assistant_engine.organizations.models import OrganizationChange
+from assistant_engine.providers.models import ProviderKey
+from assistant_engine.providers.org_models import (
+    DEPLOYMENT,
+    KeyRefused,
+    NotOrganizationAdmin,
+    provider_key_remove,
+    provider_key_save,
+)
 from conversations.models import Message
 from credits.models import LedgerEntry
-from organizations.models import OrganizationChange
-from providers.models import ProviderKey
-from providers.org_models import DEPLOYMENT, KeyRefused, NotOrganizationAdmin, provider_key_remove, provider_key_save
 from tests.conftest import make_person
 from tests.fakes.wire_servers import (
     WireServer,

@@ -10,12 +10,12 @@ from rest_framework.test import APIClient
 
 from assistant.loop import TurnRunner, run_turn
 from assistant.models import Turn
+from assistant_engine.organizations.members import MembershipSuspended, resolve_member
+from assistant_engine.organizations.models import Membership, OrganizationChange
+from assistant_engine.organizations.services import CannotSuspendSelf, member_restore, member_suspend
+from assistant_engine.providers.clients.base import Usage
 from conversations.models import Thread
 from credits.models import LedgerEntry
-from organizations.members import MembershipSuspended, resolve_member
-from organizations.models import Membership, OrganizationChange
-from organizations.services import CannotSuspendSelf, member_restore, member_suspend
-from providers.clients.base import Usage
 from tests.admin.conftest import logged_in
 from tests.assistant.conftest import Clock, submit
 from tests.conftest import make_person

@@ -12,13 +12,13 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 
+from assistant_engine.foundation.broker_folders import ensure_broker_folders
+from assistant_engine.organizations.members import Member
+from assistant_engine.organizations.models import ApiToken, Membership
+from assistant_engine.organizations.services import member_add, membership_lift, membership_suspend
+from assistant_engine.organizations.tasks import purge_expired_tokens_task
+from assistant_engine.organizations.tokens import create_token, expired_tokens_purge
 from config.celery import app as celery_app
-from foundation.broker_folders import ensure_broker_folders
-from organizations.members import Member
-from organizations.models import ApiToken, Membership
-from organizations.services import member_add, membership_lift, membership_suspend
-from organizations.tasks import purge_expired_tokens_task
-from organizations.tokens import create_token, expired_tokens_purge
 from tests.admin.conftest import logged_in
 from tests.workers import celery_worker, wait_until
 
@@ -49,7 +49,7 @@ def test_the_purge_deletes_expired_tokens_and_keeps_live_ones(owner, colleague, 
                token_of(outsider, expired=True).pk}
     live = digests() - expired  # each person's own token of the fixture, and:
     live.add(token_of(owner).pk)
-    caplog.set_level(logging.INFO, logger="organizations.tokens")
+    caplog.set_level(logging.INFO, logger="assistant_engine.organizations.tokens")
 
     assert expired_tokens_purge() == 3
 
@@ -80,7 +80,7 @@ def test_a_token_without_an_expiry_is_kept(owner):
 def test_the_purge_deletes_in_batches_one_transaction_each(owner, caplog, django_assert_num_queries):
     for _ in range(5):
         token_of(owner, expired=True)
-    caplog.set_level(logging.INFO, logger="organizations.tokens")
+    caplog.set_level(logging.INFO, logger="assistant_engine.organizations.tokens")
 
     # Three batches (2, 2, 1), each BEGIN, the digests, DELETE, COMMIT; then
     # the empty read that ends it, in its own BEGIN … COMMIT.
@@ -104,16 +104,16 @@ def test_the_batch_size_is_a_setting(owner, settings):
 
 def test_the_purge_is_scheduled_hourly_and_the_worker_knows_it():
     celery_app.loader.import_default_modules()
-    [entry] = [e for e in celery_app.conf.beat_schedule.values() if e["task"] == "organizations.purge_expired_tokens"]
+    [entry] = [e for e in celery_app.conf.beat_schedule.values() if e["task"] == "assistant.purge_expired_tokens"]
     assert entry["schedule"] == 3600 and entry["options"] == {"expires": 3600}
-    assert "organizations.purge_expired_tokens" in celery_app.tasks
+    assert "assistant.purge_expired_tokens" in celery_app.tasks
 
 
 @pytest.mark.worker
 @pytest.mark.django_db(transaction=True)
 def test_a_worker_runs_the_purge_published_by_name_as_beat_does(owner, outsider):
     expired, live = token_of(owner, expired=True), token_of(outsider)
-    [entry] = [e for e in celery_app.conf.beat_schedule.values() if e["task"] == "organizations.purge_expired_tokens"]
+    [entry] = [e for e in celery_app.conf.beat_schedule.values() if e["task"] == "assistant.purge_expired_tokens"]
 
     with celery_worker(name="token-purge"):
         ensure_broker_folders()

@@ -11,8 +11,8 @@ from django.core.management import CommandError, call_command
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from organizations.models import ApiToken, Membership, Organization
-from organizations.tokens import create_token
+from assistant_engine.organizations.models import ApiToken, Membership, Organization
+from assistant_engine.organizations.tokens import create_token
 from tests.streamed import streamed_json
 
 CREDITS_URL = "/api/credits"
@@ -182,7 +182,7 @@ def test_the_tokens_page_shows_a_new_token_once_and_it_works(owner):
     assert ApiToken.objects.filter(user=owner.user).count() == 2  # the fixture's and this one
     assert "My script" in reloaded and str(row.public_id) in reloaded
     assert raw not in reloaded and row.token_key not in reloaded and row.digest not in reloaded
-    assert client.session.get("web.new_api_token") is None
+    assert client.session.get("assistant_engine.web.new_api_token") is None
 
 
 def test_each_token_shows_its_prefix_creation_and_last_use(owner):
@@ -234,7 +234,7 @@ def test_a_bad_lifetime_is_refused_on_the_page(owner):
 
 
 def test_a_person_holds_a_bounded_number_of_tokens(owner):
-    from organizations.tokens import MAX_TOKENS_PER_PERSON
+    from assistant_engine.organizations.tokens import MAX_TOKENS_PER_PERSON
 
     for _ in range(MAX_TOKENS_PER_PERSON - 1):  # the fixture's token is the first
         create_token(owner.member, days=1)

@@ -6,7 +6,7 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
-from providers.catalog import CATALOG
+from assistant_engine.providers.catalog import CATALOG
 
 
 @pytest.fixture(autouse=True)

@@ -7,7 +7,7 @@ import pytest
 from django.apps import apps
 from django.core.exceptions import ImproperlyConfigured
 
-from providers.catalog import (
+from assistant_engine.providers.catalog import (
     BEDROCK_ALLOWED_REGIONS,
     CATALOG,
     PROCESSING_LABEL,
@@ -18,10 +18,10 @@ from providers.catalog import (
     selected_option,
     unusable_reason,
 )
-from providers.clients.anthropic_client import AnthropicClient
-from providers.clients.base import ProviderError
-from providers.clients.offline import OfflineModelClient
-from providers.clients.openai_compat import OpenAICompatClient
+from assistant_engine.providers.clients.anthropic_client import AnthropicClient
+from assistant_engine.providers.clients.base import ProviderError
+from assistant_engine.providers.clients.offline import OfflineModelClient
+from assistant_engine.providers.clients.openai_compat import OpenAICompatClient
 
 HAIKU_EU = "bedrock-claude-haiku-4-5"
 

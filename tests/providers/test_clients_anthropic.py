@@ -5,9 +5,9 @@ import logging
 
 import pytest
 
-from providers.catalog import client_for, model_option
-from providers.clients.anthropic_client import AnthropicClient
-from providers.clients.base import (
+from assistant_engine.providers.catalog import client_for, model_option
+from assistant_engine.providers.clients.anthropic_client import AnthropicClient
+from assistant_engine.providers.clients.base import (
     AssistantReply,
     ModelRequest,
     ProviderError,

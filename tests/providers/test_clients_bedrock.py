@@ -6,8 +6,8 @@ import logging
 
 import pytest
 
-from providers.catalog import client_for, model_option
-from providers.clients.base import (
+from assistant_engine.providers.catalog import client_for, model_option
+from assistant_engine.providers.clients.base import (
     ModelRequest,
     ProviderError,
     Stop,

@@ -5,8 +5,8 @@ import logging
 
 import pytest
 
-from providers.catalog import client_for, model_option
-from providers.clients.base import (
+from assistant_engine.providers.catalog import client_for, model_option
+from assistant_engine.providers.clients.base import (
     AssistantReply,
     ModelRequest,
     ProviderError,
@@ -20,7 +20,7 @@ from providers.clients.base import (
     Usage,
     UserText,
 )
-from providers.clients.openai_compat import OpenAICompatClient
+from assistant_engine.providers.clients.openai_compat import OpenAICompatClient
 from tests.fakes.wire_servers import (
     WireServer,
     json_reply,

@@ -12,20 +12,20 @@ import pytest
 
 from assistant.app_events import render_events
 from assistant.instructions import system_prompt
-from providers.clients import offline
-from providers.clients.base import AssistantReply, ToolResult, ToolResults, ToolUse, UserText
-from providers.clients.offline_intents import detect_language
-from providers.clients.offline_phrases import LANGUAGES, TEXTS, say
+from assistant_engine.providers.clients import offline
+from assistant_engine.providers.clients.base import AssistantReply, ToolResult, ToolResults, ToolUse, UserText
+from assistant_engine.providers.clients.offline_intents import detect_language
+from assistant_engine.providers.clients.offline_phrases import LANGUAGES, TEXTS, say
+from assistant_engine.web.markdown import render_markdown
 from tests.providers.test_offline_model import NOTES, WORKSPACE_TOOLS, calls, text
 from tests.providers.test_offline_model import run as run_english
-from web.markdown import render_markdown
 
 OTHERS = ["de", "fr", "it"]
 
 
 def run(history, system="You help."):
-    from providers.clients.base import ModelRequest
-    from providers.clients.offline import OfflineModelClient
+    from assistant_engine.providers.clients.base import ModelRequest
+    from assistant_engine.providers.clients.offline import OfflineModelClient
 
     return list(OfflineModelClient().stream(ModelRequest(system=system, history=history, tools=WORKSPACE_TOOLS)))
 

@@ -6,8 +6,8 @@ import json
 import pytest
 
 from assistant.app_events import render_events
-from providers.clients import offline
-from providers.clients.base import (
+from assistant_engine.providers.clients import offline
+from assistant_engine.providers.clients.base import (
     AssistantReply,
     ModelRequest,
     Stop,
@@ -20,7 +20,7 @@ from providers.clients.base import (
     Usage,
     UserText,
 )
-from providers.clients.offline import HELP_TEXT, OfflineModelClient
+from assistant_engine.providers.clients.offline import HELP_TEXT, OfflineModelClient
 
 WORKSPACE_TOOLS = [
     ToolSpec(name, f"The {name} tool", {"type": "object"})
@@ -276,7 +276,7 @@ def test_the_chat_pages_examples_work_in_each_language(language):
     """The chat page's examples, as the catalogs word them, ask for what they ask in English."""
     from django.utils import translation
 
-    from web.views import EXAMPLES
+    from assistant_engine.web.views import EXAMPLES
 
     english = [offline.parse_intent(str(example)) for example in EXAMPLES]
     with translation.override(language):

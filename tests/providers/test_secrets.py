@@ -9,9 +9,9 @@ import pytest
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from django.core.management import call_command
 
-from providers import sealing
-from providers.models import ProviderKey
-from providers.sealing import SecretError, key_hint, open_secret, reseal_all, seal_secret
+from assistant_engine.providers import sealing
+from assistant_engine.providers.models import ProviderKey
+from assistant_engine.providers.sealing import SecretError, key_hint, open_secret, reseal_all, seal_secret
 from tests.fakes.wire_servers import WireServer, json_reply, openai_completion
 
 KEY = "sk-live-0123456789abcdefWXYZ"
@@ -167,7 +167,7 @@ def test_the_migration_seals_existing_v1_keys_again(settings):
     executor = MigrationExecutor(connection)
     executor.migrate(before)
     old_apps = executor.loader.project_state(before).apps
-    organization = old_apps.get_model("organizations", "Organization").objects.create(slug="old", name="Old")
+    organization = old_apps.get_model("assistant_organizations", "Organization").objects.create(slug="old", name="Old")
     old_apps.get_model("assistant", "ProviderKey").objects.create(
         organization=organization, provider="bedrock", hint="…WXYZ",
         sealed=legacy_v1_seal(KEY, organization.pk, settings.SECRET_KEY),

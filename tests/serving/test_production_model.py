@@ -11,8 +11,8 @@ import sys
 import pytest
 from django.core import checks
 
-from foundation.startup import STARTUP
-from providers.catalog import selected_option
+from assistant_engine.foundation.startup import STARTUP
+from assistant_engine.providers.catalog import selected_option
 from tests.workers import PROJECT
 
 
@@ -32,7 +32,7 @@ def deploy_errors() -> list[checks.CheckMessage]:
 
 def test_no_model_named_in_production_is_refused(production):
     [error] = deploy_errors()
-    assert error.id == "providers.E001"
+    assert error.id == "assistant_providers.E001"
     assert "ASSISTANT_MODEL=offline" in error.msg
 
 
@@ -56,7 +56,7 @@ def test_infomaniak_credentials_make_it_the_default(production):
 def test_development_keeps_the_demo_model_as_default(production):
     production.DEBUG = True
     production.INFOMANIAK_AI_TOKEN, production.INFOMANIAK_AI_PRODUCT_ID = "ik-token", "1234"
-    assert "providers.E001" not in [message.id for message in deploy_errors()]
+    assert "assistant_providers.E001" not in [message.id for message in deploy_errors()]
     assert selected_option().id == "offline"
 
 
@@ -82,7 +82,7 @@ def test_check_deploy_fails_without_a_model_named(model, refused):
     checked = subprocess.run([sys.executable, "manage.py", "check", "--deploy"], cwd=PROJECT, capture_output=True,
                              text=True, env=production_env(ASSISTANT_MODEL=model), timeout=60)
     assert (checked.returncode != 0) is refused, checked.stderr[-2000:]
-    assert ("providers.E001" in checked.stderr) is refused
+    assert ("assistant_providers.E001" in checked.stderr) is refused
 
 
 @pytest.mark.worker

@@ -104,7 +104,7 @@ def test_a_whole_turn_through_the_production_stack_with_its_stream(owner, produc
                         body="Train at 9 to the lake")
     token = owner.token
 
-    static = production_stack.request("GET", "/static/web/turn-follow.js")
+    static = production_stack.request("GET", "/static/assistant/turn-follow.js")
     assert static.status == 200 and b"EventSource" in static.read()  # WhiteNoise, DEBUG off
 
     posted = production_stack.request("POST", "/api/chat", token=token, body={"message": "Search my notes for Zurich"})

@@ -57,7 +57,7 @@ def limited_database_url(django_db_setup, django_db_blocker):
 def production_web(limited_database_url, redis_server, tmp_path_factory):
     """scripts/serve.sh web with 2 processes (no worker: the test ends the turns as a worker would)."""
     tmp_path = tmp_path_factory.mktemp("web")
-    port, log = free_port(), tmp_path / "web.log"
+    port, log = free_port(), tmp_path / "assistant_engine.web.log"
     env = {
         **os.environ, "DJANGO_SETTINGS_MODULE": "config.settings", "DEBUG": "0", "SECRET_KEY": "stack-test-secret",
         "ASSISTANT_KEYS_SECRET": "stack-test-keys-secret",

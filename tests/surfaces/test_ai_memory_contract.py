@@ -14,8 +14,8 @@ from datetime import timedelta
 import pytest
 from django.test import Client
 
+from assistant_engine.surfaces.ai_memory.ids import message_uuid
 from conversations.models import Message, Thread
-from surfaces.ai_memory.ids import message_uuid
 from tests.conversations.factories import BASE_TIME, iso, make_thread
 from tests.streamed import streamed_json
 
@@ -370,7 +370,7 @@ def test_the_migration_gives_each_derived_key_a_random_one_and_everything_follow
         external_id="m-1")
     turn = old.get_model("assistant", "Turn").objects.create(
         thread_id=derived, organization_id=owner.organization.id, user_id=owner.user.id, status="done")
-    old.get_model("organizations", "StaffAccess").objects.create(
+    old.get_model("assistant_organizations", "StaffAccess").objects.create(
         at=BASE_TIME, staff_username="mo", person_id=owner.user.id, organization_id=owner.organization.id,
         kind="conversation", object_id=str(derived), path="/admin/")
     # A random key already: kept. Made with the models as they were then (a
@@ -383,7 +383,7 @@ def test_the_migration_gives_each_derived_key_a_random_one_and_everything_follow
     executor.migrate(executor.loader.graph.leaf_nodes())
 
     from assistant.models import Turn
-    from organizations.models import StaffAccess
+    from assistant_engine.organizations.models import StaffAccess
 
     assert not Thread.objects.filter(id=derived).exists() and Thread.objects.filter(id=untouched.id).exists()
     rekeyed = Thread.objects.get(external_id="chat-1")

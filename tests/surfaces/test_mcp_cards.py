@@ -9,8 +9,8 @@ from django.test import Client
 
 from assistant.models import ActionCard
 from assistant.proposals import TRIFECTA_WARNING
-from surfaces.mcp import tools as mcp_tools
-from surfaces.mcp.models import McpReads
+from assistant_engine.surfaces.mcp import tools as mcp_tools
+from assistant_engine.surfaces.mcp.models import McpReads
 from tests.surfaces.mcp_server import RunningServer, mcp_session, run
 from workspace.models import InboxMessage, Note
 

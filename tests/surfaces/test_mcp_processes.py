@@ -34,7 +34,7 @@ SESSIONS, CALLS = 8, 6
 def web(request, django_db_setup, redis_server, tmp_path_factory):  # noqa: F811
     redis_server.client.flushall()
     folder, port = tmp_path_factory.mktemp("web"), free_port()
-    log = folder / "web.log"
+    log = folder / "assistant_engine.web.log"
     env = {
         **os.environ, "DJANGO_SETTINGS_MODULE": "config.settings", "DEBUG": "0", "SECRET_KEY": "mcp-test-secret",
         "ASSISTANT_KEYS_SECRET": "mcp-test-keys-secret",

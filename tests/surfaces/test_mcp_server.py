@@ -10,11 +10,11 @@ from django.utils import timezone
 from mcp.shared.exceptions import MCPError
 
 from assistant.models import ActionCard
+from assistant_engine.organizations.members import Member
+from assistant_engine.organizations.models import ApiToken, Membership
+from assistant_engine.organizations.tokens import create_token
+from assistant_engine.surfaces.mcp.server import transport_security
 from conversations.models import Thread
-from organizations.members import Member
-from organizations.models import ApiToken, Membership
-from organizations.tokens import create_token
-from surfaces.mcp.server import transport_security
 from tests.surfaces.mcp_server import RunningServer, mcp_session, run
 from workspace.models import InboxMessage, Note
 

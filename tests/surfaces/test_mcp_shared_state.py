@@ -11,14 +11,14 @@ from django.test import Client
 from django.utils import timezone
 
 from assistant.models import ActionCard
+from assistant_engine.organizations.members import Member
+from assistant_engine.organizations.models import Membership
+from assistant_engine.organizations.personal_data import erase_user
+from assistant_engine.organizations.tokens import create_token
+from assistant_engine.surfaces.mcp import tools
+from assistant_engine.surfaces.mcp.asgi import security_headers
+from assistant_engine.surfaces.mcp.models import McpReads
 from conversations.models import Thread, ToolCall
-from organizations.members import Member
-from organizations.models import Membership
-from organizations.personal_data import erase_user
-from organizations.tokens import create_token
-from surfaces.mcp import tools
-from surfaces.mcp.asgi import security_headers
-from surfaces.mcp.models import McpReads
 from tests.streamed import streamed_json, streamed_text
 from tests.surfaces.mcp_server import RunningServer, mcp_session, run
 from tests.surfaces.test_mcp_server import call
@@ -224,7 +224,7 @@ def test_hsts_on_mcp_follows_djangos_settings_and_secure_requests(settings):
 def test_a_tool_that_crashes_is_stored_as_failed(owner, monkeypatch):
     def crash(*args, **kwargs):
         raise RuntimeError("boom")
-    monkeypatch.setattr("tools.framework.execute", crash)
+    monkeypatch.setattr("assistant_engine.tools.framework.execute", crash)
     with pytest.raises(RuntimeError):
         tools.call_tool(owner.member, "search_notes", {"query": ""}, site_url="")
     stored = ToolCall.objects.get()

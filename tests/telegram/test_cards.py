@@ -7,8 +7,8 @@ import pytest
 from django.utils import timezone
 
 from assistant.models import ActionCard
-from surfaces.telegram import handlers
-from surfaces.telegram.services import callback_data, card_buttons, parse_click
+from assistant_engine.surfaces.telegram import handlers
+from assistant_engine.surfaces.telegram.services import callback_data, card_buttons, parse_click
 from tests.assistant.conftest import play
 from tests.fakes.scripted import ScriptedClient, call, say
 from tests.telegram.conftest import COLIN_TG, OLIVIA_TG, click_update
@@ -96,8 +96,8 @@ def test_another_persons_card_is_not_found_and_unlinked_clicks_do_nothing(owner,
 
 def test_a_card_message_carries_the_full_description_and_the_trifecta_warning_first(card):
     from assistant.proposals import TRIFECTA_WARNING
-    from surfaces.telegram.formatting import escape
-    from surfaces.telegram.replies import card_messages
+    from assistant_engine.surfaces.telegram.formatting import escape
+    from assistant_engine.surfaces.telegram.replies import card_messages
 
     [text] = card_messages(card)
     assert escape(card.description) in text and "⚠️" not in text

@@ -11,11 +11,11 @@ from telegram.error import RetryAfter
 
 from assistant.models import ActionCard
 from assistant.proposals import TRIFECTA_WARNING
-from surfaces.telegram import handlers
-from surfaces.telegram.follow import follow_turn
-from surfaces.telegram.formatting import MESSAGE_LIMIT, telegram_length
-from surfaces.telegram.models import StreamedReply
-from surfaces.telegram.services import callback_data
+from assistant_engine.surfaces.telegram import handlers
+from assistant_engine.surfaces.telegram.follow import follow_turn
+from assistant_engine.surfaces.telegram.formatting import MESSAGE_LIMIT, telegram_length
+from assistant_engine.surfaces.telegram.models import StreamedReply
+from assistant_engine.surfaces.telegram.services import callback_data
 from tests.assistant.conftest import play
 from tests.fakes.scripted import ScriptedClient, call, say
 from tests.fakes.telegram_api import too_many_requests

@@ -8,9 +8,9 @@ from contextlib import ExitStack
 import pytest
 
 from assistant.models import ActionCard, Turn
+from assistant_engine.surfaces.telegram.linking import link_code_create
+from assistant_engine.surfaces.telegram.models import ReceivedUpdate, StreamedReply, TelegramLink
 from conversations.models import Message, Thread
-from surfaces.telegram.linking import link_code_create
-from surfaces.telegram.models import ReceivedUpdate, StreamedReply, TelegramLink
 from tests.fakes.telegram_api import TOKEN, too_many_requests
 from tests.telegram.conftest import OLIVIA_TG, STRANGER_TG, click_update, message_update, post_update, worker_env
 from tests.workers import celery_worker, wait_until

@@ -5,11 +5,11 @@ import pytest
 from telegram.error import RetryAfter
 
 from assistant.models import ActionCard
+from assistant_engine.surfaces.telegram.follow import follow_turn
+from assistant_engine.surfaces.telegram.formatting import MESSAGE_LIMIT
+from assistant_engine.surfaces.telegram.models import StreamedReply
+from assistant_engine.surfaces.telegram.tasks import follow_turn_task
 from conversations.models import Message
-from surfaces.telegram.follow import follow_turn
-from surfaces.telegram.formatting import MESSAGE_LIMIT
-from surfaces.telegram.models import StreamedReply
-from surfaces.telegram.tasks import follow_turn_task
 from tests.assistant.conftest import play
 from tests.fakes.scripted import ScriptedClient, call, say
 from tests.fakes.telegram_api import too_many_requests

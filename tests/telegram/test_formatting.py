@@ -7,7 +7,12 @@ from html.parser import HTMLParser
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from surfaces.telegram.formatting import MESSAGE_LIMIT, markdown_to_telegram, split_message, telegram_length
+from assistant_engine.surfaces.telegram.formatting import (
+    MESSAGE_LIMIT,
+    markdown_to_telegram,
+    split_message,
+    telegram_length,
+)
 
 ALLOWED = {"b", "i", "s", "u", "code", "pre", "a", "blockquote"}
 

@@ -6,13 +6,13 @@ next person's update."""
 import pytest
 from django.utils import translation
 
-from organizations.services import preferred_language_set
-from surfaces.telegram import handlers
-from surfaces.telegram.follow import follow_turn
-from surfaces.telegram.linking import link_code_create
-from surfaces.telegram.models import StreamedReply, TelegramLink
-from surfaces.telegram.replies import LONG_REPEAT
-from surfaces.telegram.services import callback_data, card_buttons
+from assistant_engine.organizations.services import preferred_language_set
+from assistant_engine.surfaces.telegram import handlers
+from assistant_engine.surfaces.telegram.follow import follow_turn
+from assistant_engine.surfaces.telegram.linking import link_code_create
+from assistant_engine.surfaces.telegram.models import StreamedReply, TelegramLink
+from assistant_engine.surfaces.telegram.replies import LONG_REPEAT
+from assistant_engine.surfaces.telegram.services import callback_data, card_buttons
 from tests.telegram.conftest import COLIN_TG, OLIVIA_TG, STRANGER_TG, click_update, message_update, post_update
 from tests.telegram.test_cards import card, click  # noqa: F401 (a fixture and a helper reused)
 from tests.telegram.test_end_to_end import last_turn_done

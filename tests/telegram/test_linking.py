@@ -12,12 +12,12 @@ from django.core.management.base import CommandError
 from django.test import Client
 from django.utils import timezone
 
-from organizations.api import SESSION_ORGANIZATION_KEY
-from organizations.models import Membership
-from organizations.personal_data import erase_user, export_user
-from surfaces.telegram import handlers
-from surfaces.telegram.linking import code_hash, link_code_create
-from surfaces.telegram.models import LinkCode, TelegramLink
+from assistant_engine.organizations.api import SESSION_ORGANIZATION_KEY
+from assistant_engine.organizations.models import Membership
+from assistant_engine.organizations.personal_data import erase_user, export_user
+from assistant_engine.surfaces.telegram import handlers
+from assistant_engine.surfaces.telegram.linking import code_hash, link_code_create
+from assistant_engine.surfaces.telegram.models import LinkCode, TelegramLink
 from tests.conftest import make_person
 from tests.telegram.conftest import COLIN_TG, OLIVIA_TG, SECRET, STRANGER_TG, message_update
 
@@ -149,7 +149,7 @@ def test_start_without_a_code_helps_a_linked_person(owner, telegram_on):
 
 def test_a_person_in_two_organizations_links_each_and_switches_with_org(owner, globex, telegram_on):
     Membership.objects.create(organization=globex, user=owner.user, role="member")
-    from organizations.members import Member
+    from assistant_engine.organizations.members import Member
     linked(owner)
     second = link_code_create(Member(globex.id, owner.user.id, "member", "globex"))
     send(OLIVIA_TG, f"/start {second.code}")
@@ -228,7 +228,7 @@ def test_the_set_webhook_command_needs_a_token(settings):
 
 
 def test_removing_the_active_link_on_the_page_makes_another_one_active(owner, globex, telegram_on):
-    from organizations.members import Member
+    from assistant_engine.organizations.members import Member
 
     Membership.objects.create(organization=globex, user=owner.user, role="member")
     linked(owner)

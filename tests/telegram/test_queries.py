@@ -4,7 +4,7 @@ reads at every poll of a turn, whatever its length."""
 import pytest
 from django.test import Client
 
-from surfaces.telegram.replies import turn_view
+from assistant_engine.surfaces.telegram.replies import turn_view
 from tests.assistant.conftest import play
 from tests.fakes.scripted import ScriptedClient, call, say
 from tests.telegram.conftest import OLIVIA_TG, message_update, post_update

@@ -5,11 +5,11 @@ the queue down."""
 import pytest
 
 from assistant.models import Turn
+from assistant_engine.organizations.models import Organization
+from assistant_engine.surfaces.telegram import handlers
+from assistant_engine.surfaces.telegram.models import StreamedReply, TelegramLink
 from conversations.models import Message, Thread
 from credits.models import CreditAccount
-from organizations.models import Organization
-from surfaces.telegram import handlers
-from surfaces.telegram.models import StreamedReply, TelegramLink
 from tests.maintenance.conftest import free_port, publishing_to
 from tests.telegram.conftest import OLIVIA_TG, message_update
 from tests.telegram.test_linking import linked, send
@@ -46,7 +46,7 @@ def test_the_queue_down_is_a_message_and_everything_is_undone(owner, telegram_on
 def test_a_suspended_member_is_refused_and_lifting_restores_the_link(owner, telegram_on):
     from django.utils import timezone
 
-    from organizations.models import Membership
+    from assistant_engine.organizations.models import Membership
 
     linked(owner)
     Membership.objects.filter(user=owner.user).update(suspended_at=timezone.now(), suspended_reason="Left")
@@ -66,8 +66,8 @@ def test_a_suspended_member_can_still_unlink_and_the_account_then_links_to_someo
     account, linked to a suspended membership, could be linked to no one else."""
     from django.utils import timezone
 
-    from organizations.models import Membership
-    from surfaces.telegram.linking import link_code_create
+    from assistant_engine.organizations.models import Membership
+    from assistant_engine.surfaces.telegram.linking import link_code_create
 
     linked(owner)
     Membership.objects.filter(user=owner.user).update(suspended_at=timezone.now(), suspended_reason="Left")
@@ -79,7 +79,7 @@ def test_a_suspended_member_can_still_unlink_and_the_account_then_links_to_someo
 
 
 def test_a_member_past_their_cap_is_told_so_not_that_the_organization_ran_out(owner, telegram_on):
-    from organizations.models import Membership
+    from assistant_engine.organizations.models import Membership
 
     linked(owner)
     Membership.objects.filter(user=owner.user).update(monthly_cap_credits=1)

@@ -7,8 +7,8 @@ import pytest
 from assistant.models import Turn
 from assistant.turn.outcome import CANCELLED_NOTICE
 from assistant.turns import turn_cancel
-from surfaces.telegram import handlers
-from surfaces.telegram.follow import follow_turn
+from assistant_engine.surfaces.telegram import handlers
+from assistant_engine.surfaces.telegram.follow import follow_turn
 from tests.assistant.conftest import PRICED_OPTION, Clock
 from tests.fakes.scripted import ScriptedClient, say
 from tests.telegram.conftest import COLIN_TG, OLIVIA_TG, message_update

@@ -8,7 +8,7 @@ import pytest
 from django.conf import settings as django_settings
 from django.test import Client
 
-from surfaces.telegram.models import ReceivedUpdate
+from assistant_engine.surfaces.telegram.models import ReceivedUpdate
 from tests.maintenance.conftest import free_port, publishing_to
 from tests.telegram.conftest import OLIVIA_TG, SECRET, message_update, post_update
 
@@ -89,7 +89,7 @@ def test_old_update_ids_are_purged(telegram_on):
 
     from django.utils import timezone
 
-    from surfaces.telegram.tasks import purge_received_updates_task
+    from assistant_engine.surfaces.telegram.tasks import purge_received_updates_task
 
     ReceivedUpdate.objects.create(update_id=1, received_at=timezone.now() - timedelta(days=3))
     ReceivedUpdate.objects.create(update_id=2, received_at=timezone.now() - timedelta(hours=1))

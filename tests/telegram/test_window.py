@@ -9,8 +9,8 @@ from assistant.chat import ConversationFull, chat_submit
 from assistant.history_window import WindowItem, window_start
 from assistant.loop import run_turn
 from assistant.models import Turn
+from assistant_engine.providers.clients.base import AssistantReply, ToolResults, UserText
 from conversations.models import Message, Thread
-from providers.clients.base import AssistantReply, ToolResults, UserText
 from tests.assistant.conftest import Clock
 from tests.fakes.scripted import ScriptedClient, call, say
 

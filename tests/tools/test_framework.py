@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel, ConfigDict, Field
 
-from providers.clients.base import ToolSpec
-from tools import (
+from assistant_engine.providers.clients.base import ToolSpec
+from assistant_engine.tools import (
     Annotations,
     Description,
     Tool,
@@ -30,7 +30,7 @@ from tools import (
     result_for_model,
     tool_spec,
 )
-from tools.framework import truncation_marker
+from assistant_engine.tools.framework import truncation_marker
 from workspace.models import Note
 
 # --- A small cast of tools ----------------------------------------------------------

@@ -10,9 +10,9 @@ from django.core import mail
 from django.utils import timezone
 
 from assistant.models import ActionCard
+from assistant_engine.organizations.access_log import staff_access_record
+from assistant_engine.organizations.models import Organization
 from conversations.models import Message, Thread
-from organizations.access_log import staff_access_record
-from organizations.models import Organization
 from tests.web.conftest import make_card, make_conversation
 from workspace.management.commands.seed_demo_workspace import seed
 from workspace.models import Note, SentEmail

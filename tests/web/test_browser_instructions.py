@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
+from assistant_engine.organizations.instructions import organization_instructions_set
+from assistant_engine.providers.catalog import model_option
 from conversations.models import MessageFeedback, Thread
-from organizations.instructions import organization_instructions_set
-from providers.catalog import model_option
 from tests.conftest import make_person
 from tests.fakes.wire_servers import WireServer, openai_chunk, openai_sse, openai_usage_chunk
 from tests.web.accessibility import assert_accessible

@@ -8,7 +8,7 @@ import pytest
 from django.conf import settings
 from django.utils import translation
 
-from organizations.models import PersonPreferences
+from assistant_engine.organizations.models import PersonPreferences
 from tests.web.accessibility import assert_accessible
 from tests.web.conftest import make_card, make_conversation
 from tests.web.test_browser import wait_for_reply

@@ -4,7 +4,7 @@ members as cards and its change log in words; axe-core light and dark."""
 
 import pytest
 
-from organizations.models import Membership, Organization
+from assistant_engine.organizations.models import Membership, Organization
 from tests.conftest import make_person
 from tests.web.accessibility import assert_accessible
 from tests.web.conftest import make_conversation

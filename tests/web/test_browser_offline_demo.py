@@ -6,7 +6,7 @@ axe-core on the result."""
 
 import pytest
 
-from organizations.services import preferred_language_set
+from assistant_engine.organizations.services import preferred_language_set
 from tests.web.accessibility import assert_accessible
 from tests.web.test_browser import send, wait_for_reply
 from workspace.models import Note

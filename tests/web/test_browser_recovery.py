@@ -14,7 +14,7 @@ from contextlib import contextmanager
 import pytest
 
 from assistant.models import Turn
-from providers.clients.offline import HELP_TEXT
+from assistant_engine.providers.clients.offline import HELP_TEXT
 from tests.web.accessibility import assert_accessible
 from tests.web.browser import ROOT
 from tests.web.browser import test_database_url as database_url_for_processes

@@ -11,9 +11,9 @@ from django.conf import settings
 
 from assistant.models import Turn
 from assistant.turn.outcome import CANCELLED_NOTICE
+from assistant_engine.providers.clients.offline import HELP_TEXT
 from conversations.models import Message
 from credits.models import CreditAccount
-from providers.clients.offline import HELP_TEXT
 from tests.web.accessibility import assert_accessible
 from tests.web.browser import broker_folder, celery_worker
 from tests.web.test_browser import send, wait_for_reply

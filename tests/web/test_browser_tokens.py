@@ -4,7 +4,7 @@ Revoke asks first."""
 
 import pytest
 
-from organizations.models import ApiToken
+from assistant_engine.organizations.models import ApiToken
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -64,14 +64,15 @@ def test_the_catalogs_hold_every_string_of_the_code(tmp_path):
     shutil.copytree(base, copy, ignore=shutil.ignore_patterns(*IGNORED, "*.pyc", "__pycache__", "*.sqlite3", ".git"))
     env = {**os.environ, "SECRET_KEY": "catalogs", "DEBUG": "1", "DJANGO_SETTINGS_MODULE": "config.settings"}
     env.pop("DATABASE_URL", None)
-    (copy / "locale").mkdir()
+    fresh = copy / LOCALE.relative_to(base)
+    fresh.mkdir(parents=True)
     for domain in DOMAINS:
         subprocess.run(
             [sys.executable, "manage.py", "makemessages", "-d", domain, "-l", LANGUAGES[0], "--no-location",
              *[arg for ignored in IGNORED for arg in ("-i", ignored)]],
             cwd=copy, env=env, check=True, capture_output=True,
         )
-        found = msgids(copy / "locale" / LANGUAGES[0] / "LC_MESSAGES" / f"{domain}.po")
+        found = msgids(fresh / LANGUAGES[0] / "LC_MESSAGES" / f"{domain}.po")
         for language in LANGUAGES:
             missing = found - msgids(po(language, domain))
             assert not missing, f"{language}/{domain}.po lacks {sorted(missing)[:5]}: run makemessages"

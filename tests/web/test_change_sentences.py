@@ -5,18 +5,18 @@ operator's change and a detail of an unknown shape still read."""
 import pytest
 from django.utils import translation
 
-from organizations.instructions import organization_instructions_set
-from organizations.models import Membership, OrganizationChange
-from organizations.services import (
+from assistant_engine.organizations.instructions import organization_instructions_set
+from assistant_engine.organizations.models import Membership, OrganizationChange
+from assistant_engine.organizations.services import (
     change_record,
     default_cap_set,
     member_cap_set,
     membership_lift,
     membership_suspend,
 )
-from providers.org_models import model_choose, provider_key_remove, provider_key_save
+from assistant_engine.providers.org_models import model_choose, provider_key_remove, provider_key_save
+from assistant_engine.web.changes import SENTENCES, change_sentence
 from tests.conftest import make_person
-from web.changes import SENTENCES, change_sentence
 
 pytestmark = pytest.mark.django_db
 

@@ -67,7 +67,7 @@ def test_the_admin_works_without_a_violation(page_of, django_user_model):
 
 
 def test_a_person_creates_copies_and_revokes_a_token_at_375_px(browser, owner):
-    from organizations.models import ApiToken
+    from assistant_engine.organizations.models import ApiToken
 
     page = browser.page(owner, width=375, height=812)
     page.add_init_script(RECORD_VIOLATIONS)

@@ -3,7 +3,7 @@ organization's on its page (admins only); both bounded at 4,000 characters."""
 
 import pytest
 
-from organizations.models import Membership, Organization, OrganizationChange
+from assistant_engine.organizations.models import Membership, Organization, OrganizationChange
 from tests.conftest import make_person
 from tests.web.conftest import web_client
 

@@ -12,8 +12,8 @@ from django.test import Client
 from django.utils import translation
 
 from assistant.turn.outcome import CANCELLED_NOTICE
+from assistant_engine.organizations.models import PersonPreferences
 from conversations.models import Message
-from organizations.models import PersonPreferences
 from tests.streamed import streamed_json
 from tests.web.conftest import make_conversation, web_client
 

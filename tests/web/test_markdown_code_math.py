@@ -11,8 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.web.test_markdown import active
-from web.highlight import (
+from assistant_engine.web.highlight import (
     BACKGROUND,
     HIGHLIGHT_MAX_CHARS,
     HIGHLIGHT_TEXT_CHARS,
@@ -21,7 +20,8 @@ from web.highlight import (
     highlight_code,
     stylesheet,
 )
-from web.markdown import render_markdown, sanitize
+from assistant_engine.web.markdown import render_markdown, sanitize
+from tests.web.test_markdown import active
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -150,11 +150,11 @@ def contrast(foreground: str, background: str) -> float:
 
 
 def test_the_committed_stylesheet_is_the_generated_one():
-    assert (ROOT / "static/web/highlight.css").read_text() == stylesheet()
+    assert (ROOT / "assistant_engine/web/static/assistant/highlight.css").read_text() == stylesheet()
 
 
 def test_every_colour_reads_at_4_5_to_1_in_both_themes():
-    app_css = (ROOT / "static/web/app.css").read_text()
+    app_css = (ROOT / "assistant_engine/web/static/assistant/app.css").read_text()
     assert f"--surface-2: light-dark({BACKGROUND[0]}, {BACKGROUND[1]});" in app_css  # the block's background
     for token, (light, dark, _) in PALETTE.items():
         if light:

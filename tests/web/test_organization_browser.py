@@ -3,7 +3,7 @@ suspends a member; the member sees no organization page, then the suspension."""
 
 import pytest
 
-from organizations.models import Membership, OrganizationChange
+from assistant_engine.organizations.models import Membership, OrganizationChange
 from tests.conftest import make_person
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

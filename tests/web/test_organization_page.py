@@ -9,8 +9,8 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 
-from organizations.models import Membership, Organization, OrganizationChange
-from providers.models import ProviderKey
+from assistant_engine.organizations.models import Membership, Organization, OrganizationChange
+from assistant_engine.providers.models import ProviderKey
 from tests.assistant.conftest import play
 from tests.conftest import make_person
 from tests.fakes.scripted import ScriptedClient, say

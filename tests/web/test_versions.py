@@ -11,10 +11,10 @@ from django.test.utils import CaptureQueriesContext
 
 from assistant.loop import run_turn
 from assistant.models import Turn
+from assistant_engine.web.presenters import Block, PartView
+from assistant_engine.web.versions import Marker, arrange
 from tests.assistant.conftest import Clock, play
 from tests.fakes.scripted import ScriptedClient, say
-from web.presenters import Block, PartView
-from web.versions import Marker, arrange
 
 # When a regenerate or an edit superseded a message (an edit: its reply too, at the same moment).
 REGENERATED, EDITED = datetime(2026, 1, 1, tzinfo=UTC), datetime(2026, 1, 2, tzinfo=UTC)

@@ -11,9 +11,9 @@ from django.test.utils import CaptureQueriesContext
 
 from assistant.models import ActionCard, Turn
 from assistant.proposals import TRIFECTA_WARNING
+from assistant_engine.organizations.api import SESSION_ORGANIZATION_KEY
+from assistant_engine.organizations.models import Membership, Organization
 from conversations.models import Message, Thread, ToolCall
-from organizations.api import SESSION_ORGANIZATION_KEY
-from organizations.models import Membership, Organization
 from tests.web.conftest import make_card, make_conversation, web_client
 
 
@@ -133,7 +133,7 @@ def test_the_sidebar_is_newest_first_with_relative_dates(owner, owner_web):
 
 
 def test_the_sidebar_pages_older_conversations(owner, owner_web, settings):
-    from web import selectors
+    from assistant_engine.web import selectors
 
     for number in range(selectors.SIDEBAR_PAGE + 1):
         make_conversation(owner, title=f"Conversation {number}")
@@ -383,7 +383,7 @@ def test_the_data_page_follows_the_retention_setting(owner_web, settings):
 
 
 def record(staff, person, kind, object_id=""):
-    from organizations.access_log import staff_access_record
+    from assistant_engine.organizations.access_log import staff_access_record
 
     return staff_access_record(staff=staff, kind=kind, person_id=person.user.pk,
                                organization_id=person.organization.pk, object_id=object_id, path="/admin/x/")

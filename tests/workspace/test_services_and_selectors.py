@@ -31,8 +31,8 @@ def test_note_get_of_a_missing_note_is_the_same_not_found(owner, note_id):
 
 
 def test_a_member_of_two_organizations_sees_each_organizations_notes_apart(owner, outsider):
-    from organizations.members import Member
-    from organizations.models import Membership
+    from assistant_engine.organizations.members import Member
+    from assistant_engine.organizations.models import Membership
 
     Membership.objects.create(organization=outsider.organization, user=owner.user)
     in_acme = note_of(owner, title="Acme note")

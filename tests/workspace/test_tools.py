@@ -8,8 +8,7 @@ import pytest
 from django.core import mail
 
 from assistant.fingerprint import snapshot_hash
-from tests.workspace.conftest import message_to, note_of
-from tools import (
+from assistant_engine.tools import (
     ToolError,
     ToolInputError,
     ToolNotFound,
@@ -22,6 +21,7 @@ from tools import (
     result_for_model,
     tool_spec,
 )
+from tests.workspace.conftest import message_to, note_of
 from workspace.models import Note, SentEmail
 from workspace.tools import TOOLSET
 

@@ -8,8 +8,8 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
-from organizations.models import Membership, Organization
-from providers.catalog import selected_option
+from assistant_engine.organizations.models import Membership, Organization
+from assistant_engine.providers.catalog import selected_option
 
 DEMO_ORGANIZATION = "demo"
 DEMO_USER, DEMO_PASSWORD = "demo", "demo-password"  # noqa: S105 - a local demo login, printed on purpose

@@ -3,8 +3,8 @@
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
-from organizations.members import Member, member_from_membership
-from organizations.models import Membership
+from assistant_engine.organizations.members import Member, member_from_membership
+from assistant_engine.organizations.models import Membership
 from workspace.models import InboxMessage, Note
 
 DEMO_NOTES = [

@@ -1,6 +1,0 @@
-"""The browser's door, for web/'s pages: it lives in organizations/pages.py,
-so the host product's pages (workspace/) use the same one."""
-
-from organizations.pages import member_for_session, member_required
-
-__all__ = ["member_for_session", "member_required"]
