@@ -39,8 +39,8 @@ serve: $(APP_STAMP)
 test: $(STAMP)
 	scripts/test.sh
 
-# The translation catalogs (locale/): new strings added to the .po files, then compiled (needs gettext).
-MESSAGES_IGNORE = -i .venv -i .run -i staticfiles -i tests -i bench -i docs -i scripts -i locale -i static/vendor
+# The translation catalogs (assistant_engine/web/locale/): new strings added to the .po files, then compiled (needs gettext).
+MESSAGES_IGNORE = -i .venv -i .run -i staticfiles -i tests -i bench -i docs -i scripts -i locale -i vendor -i examples
 messages: $(STAMP)
 	DEBUG=1 SECRET_KEY=messages $(PY) manage.py makemessages -a --no-location $(MESSAGES_IGNORE)
 	DEBUG=1 SECRET_KEY=messages $(PY) manage.py makemessages -d djangojs -a --no-location $(MESSAGES_IGNORE)

@@ -89,7 +89,7 @@ def browser_rows() -> list[str]:
 
 
 def bytes_rows() -> list[str]:
-    vendor = ROOT / "static/vendor/katex"
+    vendor = ROOT / "assistant_engine/web/static/assistant/vendor/katex"
     js = len(gzip.compress((vendor / "katex.min.js").read_bytes(), 9))
     css = len(gzip.compress((vendor / "katex.min.css").read_bytes(), 9))
     fonts = {path.name: path.stat().st_size for path in (vendor / "fonts").glob("*.woff2")}

@@ -15,16 +15,16 @@ nothing to do (what they cost is finding that out).
 from django.db import connection
 
 TENANT_SQL = [
-    """INSERT INTO organizations_organization (name, slug, monthly_credits, created_at)
+    """INSERT INTO assistant_organizations_organization (name, slug, monthly_credits, created_at)
        SELECT %(p)s || ' ' || o, %(p)s || '-' || o, 1000000, now() - interval '60 days'
        FROM generate_series(1, %(orgs)s) o""",
     """INSERT INTO auth_user (password, is_superuser, username, first_name, last_name, email, is_staff, is_active,
                               date_joined)
        SELECT '!', false, %(p)s || '-' || o || '-' || u, '', '', '', false, true, now() - interval '60 days'
        FROM generate_series(1, %(orgs)s) o, generate_series(1, %(people)s) u ORDER BY o, u""",
-    """INSERT INTO organizations_membership (role, created_at, user_id, organization_id)
+    """INSERT INTO assistant_organizations_membership (role, created_at, user_id, organization_id)
        SELECT CASE WHEN u.username LIKE '%%-1' THEN 'admin' ELSE 'member' END, now(), u.id, g.id
-       FROM auth_user u JOIN organizations_organization g
+       FROM auth_user u JOIN assistant_organizations_organization g
          ON g.slug = split_part(u.username, '-', 1) || '-' || split_part(u.username, '-', 2)
        WHERE g.slug LIKE %(p)s || '-%%'""",
     """INSERT INTO conversations_thread (id, title, created_at, updated_at, last_activity_at, status, organization_id,
@@ -32,7 +32,7 @@ TENANT_SQL = [
                                          history_bytes)
        SELECT gen_random_uuid(), 'Conversation ' || t, x.at, x.at, x.at, 'idle', m.organization_id, m.user_id,
               false, '', '', '', %(messages)s, NULL
-       FROM organizations_membership m JOIN organizations_organization g ON g.id = m.organization_id,
+       FROM assistant_organizations_membership m JOIN assistant_organizations_organization g ON g.id = m.organization_id,
             generate_series(1, %(threads)s) t,
             -- m.id: one draw per row, not one per hour (a memoized lateral)
             LATERAL (SELECT now() - t * interval '1 hour' - random() * interval '50 minutes'
@@ -46,7 +46,7 @@ TENANT_SQL = [
               'complete', x.created_at + x.s * interval '1 second', x.thread_id, '', '', ''
        FROM (SELECT gen_random_uuid() id, s, t.id thread_id, t.created_at,
                     row_number() OVER (PARTITION BY t.user_id ORDER BY t.created_at DESC) n
-             FROM conversations_thread t JOIN organizations_organization g ON g.id = t.organization_id,
+             FROM conversations_thread t JOIN assistant_organizations_organization g ON g.id = t.organization_id,
                   generate_series(0, %(messages)s - 1) s
              WHERE g.slug LIKE %(p)s || '-%%') x""",
     """INSERT INTO conversations_toolcall (id, message_id, position, tool_use_id, name, input, result, is_error,
@@ -54,12 +54,12 @@ TENANT_SQL = [
        SELECT gen_random_uuid(), m.id, 0, 'toolu_' || m.seq, 'search_notes', '{"query": "budget"}',
               '{"notes": []}', false, m.created_at, m.created_at
        FROM conversations_message m JOIN conversations_thread t ON t.id = m.thread_id
-            JOIN organizations_organization g ON g.id = t.organization_id
+            JOIN assistant_organizations_organization g ON g.id = t.organization_id
        WHERE g.slug LIKE %(p)s || '-%%' AND m.seq %% 2 = 1""",
     """INSERT INTO credits_creditaccount (month, granted_micros, used_micros, reserved_micros, opened_at, updated_at,
                                           organization_id)
        SELECT to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM'), 100000000000, 0, 0, now(), now(), g.id
-       FROM organizations_organization g WHERE g.slug LIKE %(p)s || '-%%'""",
+       FROM assistant_organizations_organization g WHERE g.slug LIKE %(p)s || '-%%'""",
     """INSERT INTO assistant_turn (id, thread_id, organization_id, user_id, model_option, status, failure_kind,
                                    steps, tool_calls, input_tokens, output_tokens, cache_write_tokens,
                                    cache_read_tokens, credit_month, reserved_micros, cost_micros, read_private,
@@ -67,7 +67,7 @@ TENANT_SQL = [
        SELECT gen_random_uuid(), t.id, t.organization_id, t.user_id, 'offline', 'done', '', 1, 0, 100, 20, 0, 0,
               to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM'), 0, 100, false, false, 1,
               now() - random() * interval '30 days', now(), now()
-       FROM conversations_thread t JOIN organizations_organization g ON g.id = t.organization_id,
+       FROM conversations_thread t JOIN assistant_organizations_organization g ON g.id = t.organization_id,
             generate_series(1, greatest(1, %(messages)s / 4)) k
        WHERE g.slug LIKE %(p)s || '-%%'""",
     """INSERT INTO credits_ledgerentry (kind, turn_id, granted_delta, used_delta, reserved_delta, job, reason,
@@ -75,14 +75,14 @@ TENANT_SQL = [
        SELECT k.kind, r.id, 0, CASE WHEN k.kind = 'settle' THEN 100 ELSE 0 END,
               CASE WHEN k.kind = 'settle' THEN -30000 ELSE 30000 END, '', '', r.created_at, a.id,
               CASE WHEN k.kind = 'reserve' THEN r.user_id END
-       FROM assistant_turn r JOIN organizations_organization g ON g.id = r.organization_id
+       FROM assistant_turn r JOIN assistant_organizations_organization g ON g.id = r.organization_id
             JOIN credits_creditaccount a ON a.organization_id = r.organization_id,
             (VALUES ('reserve'), ('settle')) k(kind)
        WHERE g.slug LIKE %(p)s || '-%%'""",
     # The people's month totals that ledger gives (what the ledger's write keeps).
     """INSERT INTO credits_membermonthusage (account_id, user_id, turns, used_micros, reserved_micros)
        SELECT a.id, r.user_id, count(*), 100 * count(*), 0
-       FROM assistant_turn r JOIN organizations_organization g ON g.id = r.organization_id
+       FROM assistant_turn r JOIN assistant_organizations_organization g ON g.id = r.organization_id
             JOIN credits_creditaccount a ON a.organization_id = r.organization_id
        WHERE g.slug LIKE %(p)s || '-%%'
        GROUP BY a.id, r.user_id""",
@@ -94,13 +94,13 @@ TENANT_SQL = [
               now() + interval '1 day', CASE WHEN n %% 10 = 0 THEN NULL ELSE t.created_at END,
               CASE WHEN n %% 10 = 0 THEN NULL ELSE '{"sent": true}'::jsonb END, ''
        FROM (SELECT t.*, row_number() OVER () n FROM conversations_thread t
-             JOIN organizations_organization g ON g.id = t.organization_id WHERE g.slug LIKE %(p)s || '-%%') t""",
-    """INSERT INTO organizations_apitoken (digest, token_key, created, expiry, user_id, public_id, name,
+             JOIN assistant_organizations_organization g ON g.id = t.organization_id WHERE g.slug LIKE %(p)s || '-%%') t""",
+    """INSERT INTO assistant_organizations_apitoken (digest, token_key, created, expiry, user_id, public_id, name,
                                            organization_id)
        SELECT md5(random()::text) || md5(random()::text) || md5(random()::text) || md5(random()::text),
               substr(md5(random()::text), 1, 15), now(), now() + interval '30 days', m.user_id, gen_random_uuid(),
               'bench', m.organization_id
-       FROM organizations_membership m JOIN organizations_organization g ON g.id = m.organization_id
+       FROM assistant_organizations_membership m JOIN assistant_organizations_organization g ON g.id = m.organization_id
        WHERE g.slug LIKE %(p)s || '-%%'""",
 ]
 
@@ -113,7 +113,7 @@ def seed_tenants(prefix: str, *, orgs: int, people: int, threads: int, messages:
 
 
 def counts() -> dict[str, int]:
-    tables = {"organizations": "organizations_organization", "people": "auth_user",
+    tables = {"organizations": "assistant_organizations_organization", "people": "auth_user",
               "messages": "conversations_message", "turns": "assistant_turn", "ledger": "credits_ledgerentry",
               "cards": "assistant_actioncard"}
     with connection.cursor() as cursor:

@@ -19,6 +19,13 @@ def our_packages() -> list[str]:
         return tomllib.load(file)["tool"]["importlinter"]["root_packages"]
 
 
+def our_apps() -> list[str]:
+    """The parts of the layout, each held to its share: the engine's namespace counts as its packages."""
+    with PYPROJECT.open("rb") as file:
+        contracts = tomllib.load(file)["tool"]["importlinter"]["contracts"]
+    return next(contract["ancestors"] for contract in contracts if contract["id"] == "no-cycles")
+
+
 def import_cycles(graph: grimp.ImportGraph) -> set[tuple[str, ...]]:
     """Every cycle that some direct import closes, as its shortest loop of
     modules, starting from its smallest name (so each cycle is listed once)."""
@@ -51,7 +58,7 @@ def test_a_cycle_through_two_packages_is_found():
         ("assistant_engine.providers.catalog", "config.celery"),
         ("assistant.loop", "assistant_engine.providers.catalog"),
     )
-    assert import_cycles(graph) == {("config.celery", "assistant_engine.providers.catalog")}
+    assert import_cycles(graph) == {("assistant_engine.providers.catalog", "config.celery")}
 
 
 def test_a_longer_cycle_is_found_once_and_imports_that_only_point_down_are_not_cycles():
@@ -74,13 +81,13 @@ def code_lines(package: str) -> dict[str, int]:
     """Lines of each module of a package of ours, migrations left out (generated)."""
     return {
         str(path.relative_to(ROOT)): len(path.read_text().splitlines())
-        for path in sorted((ROOT / package).rglob("*.py"))
+        for path in sorted((ROOT / package.replace(".", "/")).rglob("*.py"))
         if "migrations" not in path.parts
     }
 
 
 def test_no_app_holds_more_than_30_percent_of_the_code():
-    lines = {package: sum(code_lines(package).values()) for package in our_packages()}
+    lines = {package: sum(code_lines(package).values()) for package in our_apps()}
     total = sum(lines.values())
     shares = {package: round(count / total, 3) for package, count in lines.items()}
     assert {package: share for package, share in shares.items() if share > MAX_SHARE} == {}, shares
@@ -96,7 +103,7 @@ def script_lines() -> dict[str, int]:
 
 
 def test_no_module_over_400_lines():
-    modules = {path: count for package in our_packages() for path, count in code_lines(package).items()}
+    modules = {path: count for package in our_apps() for path, count in code_lines(package).items()}
     modules |= script_lines()
     over = {path: count for path, count in modules.items() if count > MAX_MODULE_LINES}
     assert over == {}

@@ -175,7 +175,7 @@ def test_superusers_read_the_log_and_nobody_adds_changes_or_deletes(root_client,
 def test_staff_who_are_not_superusers_do_not_see_the_log(owner):
     access = staff_access_record(staff=owner.user, kind="export", person_id=owner.user.pk,
                                  organization_id=owner.organization.pk, path="/admin/")
-    every_permission = [f"organizations.{verb}_staffaccess" for verb in ("view", "add", "change", "delete")]
+    every_permission = [f"assistant_organizations.{verb}_staffaccess" for verb in ("view", "add", "change", "delete")]
     auditor = logged_in(make_staff("auditor", *every_permission))
 
     assert auditor.get(LOG).status_code == 403

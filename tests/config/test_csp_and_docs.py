@@ -44,7 +44,7 @@ def test_each_docs_answer_has_a_fresh_nonce(client, db):
     assert first != second
 
 
-@pytest.mark.parametrize("url", ["/admin/", "/admin/organizations/organization/add/"])
+@pytest.mark.parametrize("url", ["/admin/", "/admin/assistant_organizations/organization/add/"])
 def test_the_admin_is_under_the_policy(admin_client, url):
     response = admin_client.get(url)
     assert response.status_code == 200

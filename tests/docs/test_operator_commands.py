@@ -90,10 +90,10 @@ def test_each_command_works_as_printed_against_the_demo(demo):
         webhooks = telegram.of("setWebhook")
         verification = provider.requests
 
-    acme = one("SELECT id, monthly_credits FROM organizations_organization WHERE slug = 'acme'")
+    acme = one("SELECT id, monthly_credits FROM assistant_organizations_organization WHERE slug = 'acme'")
     assert acme is not None and acme[1] == 5000
     alice = one("SELECT id FROM auth_user WHERE username = 'alice'")[0]
-    assert one("SELECT role, monthly_cap_credits FROM organizations_membership "
+    assert one("SELECT role, monthly_cap_credits FROM assistant_organizations_membership "
                "WHERE user_id = ? AND organization_id = ?", alice, acme[0]) == ("admin", 500)
     assert "offline" in out["assistant_models"]
     assert out["credits_audit"].strip()
@@ -101,7 +101,7 @@ def test_each_command_works_as_printed_against_the_demo(demo):
     assert verification[0].headers["authorization"] == f"Bearer {ORG_KEY}"
     token = out["create_token"].strip()
     assert re.fullmatch(r"\S{20,}", token)
-    assert one("SELECT COUNT(*) FROM organizations_apitoken WHERE user_id = ? AND token_key = ?",
+    assert one("SELECT COUNT(*) FROM assistant_organizations_apitoken WHERE user_id = ? AND token_key = ?",
                alice, token[:15]) == (1,)
     assert out["reseal_provider_keys"].strip()
     code = out["telegram_link_code"].strip()
@@ -109,6 +109,6 @@ def test_each_command_works_as_printed_against_the_demo(demo):
                hashlib.sha256(code.encode()).hexdigest()) == (1,)
     assert [call.params["url"] for call in webhooks] == ["https://assistant.example.com/telegram/webhook"]
     # The demo organization itself: administered by `admin`, as the section says.
-    assert one("SELECT m.role FROM organizations_membership m JOIN auth_user u ON u.id = m.user_id "
-               "JOIN organizations_organization o ON o.id = m.organization_id "
+    assert one("SELECT m.role FROM assistant_organizations_membership m JOIN auth_user u ON u.id = m.user_id "
+               "JOIN assistant_organizations_organization o ON o.id = m.organization_id "
                "WHERE u.username = 'admin' AND o.slug = 'demo'") == ("admin",)

@@ -188,7 +188,7 @@ def test_staff_set_caps_in_the_admin_and_the_change_is_recorded(owner, acme):
     form = {"user": owner.user.pk, "organization": acme.pk, "role": "member", "monthly_cap_credits": "7",
             "suspended_reason": ""}
 
-    assert staff.post(f"/admin/organizations/membership/{membership.pk}/change/", form).status_code == 302
+    assert staff.post(f"/admin/assistant_organizations/membership/{membership.pk}/change/", form).status_code == 302
 
     assert Membership.objects.get(user=owner.user).monthly_cap_credits == 7
     change = OrganizationChange.objects.get()

@@ -179,7 +179,7 @@ def test_only_an_admin_of_the_same_organization_suspends(owner, colleague, admin
 def test_staff_suspend_and_lift_in_the_admin(owner):
     staff = logged_in(get_user_model().objects.create_superuser("root", "root@example.com", "pw-root"))
     membership = Membership.objects.get(user=owner.user)
-    url = f"/admin/organizations/membership/{membership.pk}/change/"
+    url = f"/admin/assistant_organizations/membership/{membership.pk}/change/"
     form = {"user": owner.user.pk, "organization": owner.organization.pk, "role": "member",
             "monthly_cap_credits": "", "suspended_reason": ""}
 

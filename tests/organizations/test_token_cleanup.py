@@ -171,12 +171,12 @@ def test_staff_removing_a_member_in_the_admin_deletes_their_tokens_there(owner, 
     staff = logged_in(root)
     membership = Membership.objects.get(user=owner.user, organization=owner.organization)
     if door == "delete page":
-        response = staff.post(f"/admin/organizations/membership/{membership.pk}/delete/", {"post": "yes"})
+        response = staff.post(f"/admin/assistant_organizations/membership/{membership.pk}/delete/", {"post": "yes"})
     elif door == "bulk action":
-        response = staff.post("/admin/organizations/membership/", {
+        response = staff.post("/admin/assistant_organizations/membership/", {
             "action": "delete_selected", "_selected_action": [membership.pk], "post": "yes"})
     else:
-        response = staff.post(f"/admin/organizations/organization/{owner.organization.pk}/change/",
+        response = staff.post(f"/admin/assistant_organizations/organization/{owner.organization.pk}/change/",
                               organization_form(owner.organization, delete=membership))
 
     assert response.status_code == 302, response.content[-3000:]
@@ -211,7 +211,7 @@ def test_a_membership_moved_to_another_organization_in_the_admin_loses_its_old_t
     form = {"user": owner.user.pk, "organization": globex.pk, "role": "member", "monthly_cap_credits": "",
             "suspended_reason": ""}
 
-    response = logged_in(root).post(f"/admin/organizations/membership/{membership.pk}/change/", form)
+    response = logged_in(root).post(f"/admin/assistant_organizations/membership/{membership.pk}/change/", form)
 
     assert response.status_code == 302
     assert Membership.objects.get(pk=membership.pk).organization_id == globex.pk
@@ -239,6 +239,6 @@ def test_saving_a_membership_that_stays_put_keeps_its_tokens(owner, root, acme):
             "suspended_reason": ""}
     before = digests()
 
-    assert logged_in(root).post(f"/admin/organizations/membership/{membership.pk}/change/", form).status_code == 302
+    assert logged_in(root).post(f"/admin/assistant_organizations/membership/{membership.pk}/change/", form).status_code == 302
 
     assert digests() == before and Membership.objects.get(pk=membership.pk).role == "admin"

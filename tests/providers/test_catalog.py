@@ -303,7 +303,7 @@ def test_the_app_runs_the_start_up_check_when_ready(settings):
     settings.ASSISTANT_MODEL = "anthropic-claude-sonnet-4-6"
 
     with pytest.raises(ImproperlyConfigured):
-        apps.get_app_config("providers").ready()
+        apps.get_app_config("assistant_providers").ready()
 
 
 # --- Clients -------------------------------------------------------------------------------

@@ -131,7 +131,7 @@ def infomaniak(settings):
 
 def test_staff_add_a_key_in_the_admin_and_see_only_its_hint(admin_client, acme, infomaniak):
     infomaniak.reply(openai_completion())
-    response = admin_client.post("/admin/providers/providerkey/add/", {
+    response = admin_client.post("/admin/assistant_providers/providerkey/add/", {
         "organization": acme.pk, "provider": "infomaniak", "key": KEY,
     })
     assert response.status_code == 302
@@ -139,7 +139,7 @@ def test_staff_add_a_key_in_the_admin_and_see_only_its_hint(admin_client, acme, 
     key = ProviderKey.objects.get()
     assert key.hint == "…WXYZ" and key.created_by.username == "admin"
     assert open_secret(key.sealed, acme.pk, "infomaniak") == KEY
-    for page in ("/admin/providers/providerkey/", f"/admin/providers/providerkey/{key.pk}/change/"):
+    for page in ("/admin/assistant_providers/providerkey/", f"/admin/assistant_providers/providerkey/{key.pk}/change/"):
         html = admin_client.get(page).content.decode()
         assert "…WXYZ" in html and KEY not in html and key.sealed not in html
 
@@ -147,7 +147,7 @@ def test_staff_add_a_key_in_the_admin_and_see_only_its_hint(admin_client, acme, 
 def test_a_key_the_provider_refuses_in_the_admin_is_not_saved(admin_client, acme, infomaniak):
     infomaniak.reply(json_reply(401, {"error": {"message": "RAW-PROVIDER-TEXT", "type": "invalid_request_error"}}))
 
-    response = admin_client.post("/admin/providers/providerkey/add/", {
+    response = admin_client.post("/admin/assistant_providers/providerkey/add/", {
         "organization": acme.pk, "provider": "infomaniak", "key": KEY,
     })
 

@@ -59,10 +59,10 @@ def test_the_admin_works_without_a_violation(page_of, django_user_model):
     page.get_by_label("Password").fill("pw-root")
     page.get_by_role("button", name="Log in").click()
     page.get_by_role("heading", name="Site administration").wait_for()
-    page.goto("/admin/organizations/organization/add/")
+    page.goto("/admin/assistant_organizations/organization/add/")
     page.get_by_label("Name").press_sequentially("Initech Labs")
     page.wait_for_function("() => document.querySelector('#id_slug').value === 'initech-labs'")  # admin's own JS
-    page.goto("/admin/organizations/organization/")
+    page.goto("/admin/assistant_organizations/organization/")
     assert violations(page) == []
 
 

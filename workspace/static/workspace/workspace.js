@@ -2,7 +2,7 @@
 // changed their data (`assistant:effect`, sent by the panel's component), the
 // page shows the change without a reload.
 
-import { gettext } from '../web/i18n.js';
+import { gettext } from '../assistant/i18n.js';
 
 // Which list each tool's effect changes (data-live-list on the page).
 const LISTS = { delete_note: 'notes', create_note: 'notes', send_email: 'sent' };

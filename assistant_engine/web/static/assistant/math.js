@@ -1,4 +1,4 @@
-// Maths typeset by KaTeX (static/vendor/katex, loaded before app.js by the
+// Maths typeset by KaTeX (assistant/vendor/katex, loaded before app.js by the
 // page: `window.katex`), in the server's rendering of the messages: each
 // `.math` element's text is the TeX (web/markdown_math.py). Without KaTeX the
 // TeX stays as text.
