@@ -32,7 +32,8 @@ TENANT_SQL = [
                                          history_bytes)
        SELECT gen_random_uuid(), 'Conversation ' || t, x.at, x.at, x.at, 'idle', m.organization_id, m.user_id,
               false, '', '', '', %(messages)s, NULL
-       FROM assistant_organizations_membership m JOIN assistant_organizations_organization g ON g.id = m.organization_id,
+       FROM assistant_organizations_membership m
+            JOIN assistant_organizations_organization g ON g.id = m.organization_id,
             generate_series(1, %(threads)s) t,
             -- m.id: one draw per row, not one per hour (a memoized lateral)
             LATERAL (SELECT now() - t * interval '1 hour' - random() * interval '50 minutes'
@@ -94,7 +95,8 @@ TENANT_SQL = [
               now() + interval '1 day', CASE WHEN n %% 10 = 0 THEN NULL ELSE t.created_at END,
               CASE WHEN n %% 10 = 0 THEN NULL ELSE '{"sent": true}'::jsonb END, ''
        FROM (SELECT t.*, row_number() OVER () n FROM conversations_thread t
-             JOIN assistant_organizations_organization g ON g.id = t.organization_id WHERE g.slug LIKE %(p)s || '-%%') t""",
+             JOIN assistant_organizations_organization g ON g.id = t.organization_id
+             WHERE g.slug LIKE %(p)s || '-%%') t""",
     """INSERT INTO assistant_organizations_apitoken (digest, token_key, created, expiry, user_id, public_id, name,
                                            organization_id)
        SELECT md5(random()::text) || md5(random()::text) || md5(random()::text) || md5(random()::text),

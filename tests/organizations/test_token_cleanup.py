@@ -239,6 +239,7 @@ def test_saving_a_membership_that_stays_put_keeps_its_tokens(owner, root, acme):
             "suspended_reason": ""}
     before = digests()
 
-    assert logged_in(root).post(f"/admin/assistant_organizations/membership/{membership.pk}/change/", form).status_code == 302
+    change = f"/admin/assistant_organizations/membership/{membership.pk}/change/"
+    assert logged_in(root).post(change, form).status_code == 302
 
     assert digests() == before and Membership.objects.get(pk=membership.pk).role == "admin"
