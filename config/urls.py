@@ -8,7 +8,8 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
+    path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema", template_name="assistant/swagger_ui.html"),
+         name="api-docs"),
     path("api/", include("conversations.urls")),
     path("api/", include("credits.urls")),
     path("api/", include("assistant.urls")),
