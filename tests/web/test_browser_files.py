@@ -60,6 +60,8 @@ def with_notes_attached(browser, person, folder):
     notes = folder / "budget-notes.md"
     notes.write_text(NOTES)
     page.locator("[data-file-input]").set_input_files(str(notes))
+    # Uploads land in the order they finish: the notes are shown before anything else is added.
+    page.get_by_role("list", name="Files to send").get_by_text("budget-notes.md").wait_for()
     return page
 
 
@@ -120,7 +122,6 @@ def sent_and_answered(page, text: str, reply: str) -> ScriptedClient:
 
 def test_an_edited_message_keeps_its_files(quiet_browser, owner, tmp_path):
     page = with_notes_attached(quiet_browser, owner, tmp_path)
-    page.get_by_role("list", name="Files to send").get_by_text("budget-notes.md").wait_for()
     sent_and_answered(page, "What does this say?", "It keeps the budget under 10k.")
 
     page.get_by_role("button", name="Edit your message", exact=True).click()
