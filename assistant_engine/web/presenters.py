@@ -11,6 +11,7 @@ from datetime import datetime
 from typing import Any
 
 from django.core.exceptions import ObjectDoesNotExist
+from django.urls import reverse
 from django.utils.dateformat import format as format_date
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext
@@ -142,7 +143,7 @@ class FileView:
 
     @property
     def url(self) -> str:
-        return f"/api/files/{self.id}/content"
+        return reverse("file-content", args=[self.id])
 
     @property
     def is_image(self) -> bool:

@@ -126,7 +126,7 @@ def data(request):
         "processing_detail": PROCESSING_DETAILS.get(location, _("No model is configured, so nothing is processed.")),
         "idle_days": settings.ASSISTANT_IDLE_PURGE_DAYS,
         "card_hours": selectors.card_lifetime_hours(),
-        "export_url": "/api/me/export",
+        "export_url": reverse("me-export"),
         "staff_accesses": selectors.staff_access_list(request.member),
     })
 

@@ -4,8 +4,24 @@
 
 import { gettext, interpolate } from './i18n.js';
 
-const csrfToken = () => document.querySelector('meta[name="csrf-token"]')?.content ?? '';
-const organization = () => document.body.dataset.organization ?? '';
+// What the server says about this page (templatetags/assistant.py renders it,
+// once, with {% url %}): where the engine is served (`base`, its pages' root;
+// `api`, its API's root), the CSRF token and the person's organization. Every
+// path is built from these roots, so the engine works at whatever prefix the
+// product includes it ("/helper/"), never assuming the site's root.
+let pageConfig;
+function config() {
+  if (pageConfig === undefined) {
+    const node = document.getElementById('assistant-config');
+    pageConfig = node ? JSON.parse(node.textContent) : {};
+  }
+  return pageConfig;
+}
+
+export const pageUrl = (path = '') => `${config().base}${path}`;
+export const apiUrl = (path) => `${config().api}${path}`;
+export const csrfToken = () => config().csrfToken ?? document.querySelector('meta[name="csrf-token"]')?.content ?? '';
+const organization = () => config().organization ?? document.body.dataset.organization ?? '';
 
 const unreachable = (status, code) => ({
   ok: false, status, data: { code, detail: gettext('The server could not be reached. Check your connection and try again.') },

@@ -5,7 +5,7 @@
 // is edited, the chips are its files instead (each removable; none added): the
 // edit sends the ids of those left, which the new version keeps.
 
-import { api, el } from './api.js';
+import { api, apiUrl, el } from './api.js';
 import { gettext, interpolate } from './i18n.js';
 
 const MAX_FILES = 5;
@@ -71,7 +71,7 @@ export function mountAttachments(chat, { signal, announce, showError }) {
       uploading += 1;
       const form = new FormData();
       form.append('file', file, file.name);
-      const response = await api('POST', '/api/files', form);
+      const response = await api('POST', apiUrl('files'), form);
       uploading -= 1;
       if (!response.ok) {
         showError(`${file.name}: ${REFUSALS[response.data.code] ?? response.data.detail}`);

@@ -7,7 +7,7 @@
 // calls as rows built here; when it ends, the server's rendering of the
 // conversation (Markdown, sanitized) replaces the live version.
 
-import { api, el, fragment, parseFragment } from './api.js';
+import { api, apiUrl, el, fragment, pageUrl, parseFragment } from './api.js';
 import { gettext, interpolate } from './i18n.js';
 import { enhanceMessages } from './content.js';
 import { textWithTex } from './math.js';
@@ -75,7 +75,7 @@ export function mountChat(chat, { panel = false } = {}) {
     if (!state.busy || !state.turnId || send.disabled) return;
     send.disabled = true; // one Stop at a time; the stream's turn_ended frees the button
     hint.textContent = STOPPING_HINT;
-    const response = await api('POST', `/api/turns/${encodeURIComponent(state.turnId)}/cancel`);
+    const response = await api('POST', apiUrl(`turns/${encodeURIComponent(state.turnId)}/cancel`));
     // 409 turn_ended: it ended meanwhile; the stream says how.
     if (!response.ok && response.data.code !== 'turn_ended') {
       send.disabled = false;
@@ -138,7 +138,7 @@ export function mountChat(chat, { panel = false } = {}) {
     if (state.conversationId) body.conversationId = state.conversationId;
     if (pageContext()) body.context = pageContext();
     if (!state.conversationId && chosenModel(chat)) body.model = chosenModel(chat);
-    const response = await api('POST', '/api/chat', body);
+    const response = await api('POST', apiUrl('chat'), body);
     if (!response.ok) {
       setBusy(false);
       const code = response.data.code;
@@ -172,7 +172,7 @@ export function mountChat(chat, { panel = false } = {}) {
   async function redo(action, body) {
     hideBanner();
     setBusy(true, { sending: true });
-    const url = `/api/conversations/${encodeURIComponent(state.conversationId)}/${action}`;
+    const url = apiUrl(`conversations/${encodeURIComponent(state.conversationId)}/${action}`);
     const response = await api('POST', url, body);
     if (!response.ok) {
       setBusy(false);
@@ -243,7 +243,7 @@ export function mountChat(chat, { panel = false } = {}) {
     // The panel lives beside a host page: it tells the page instead of taking its address and title.
     chat.dispatchEvent(new CustomEvent('assistant:conversation', { bubbles: true, detail: { conversationId } }));
     if (panel) return;
-    window.history.replaceState(null, '', `/c/${conversationId}/`);
+    window.history.replaceState(null, '', pageUrl(`c/${conversationId}/`));
     document.title = `${title} · ${gettext('Assistant')}`;
   }
 
@@ -275,7 +275,7 @@ export function mountChat(chat, { panel = false } = {}) {
     if (!state.conversationId) return;
     let html;
     try {
-      html = await fragment(`/c/${state.conversationId}/messages`);
+      html = await fragment(pageUrl(`c/${state.conversationId}/messages`));
     } catch {
       return;
     }
@@ -298,20 +298,21 @@ export function mountChat(chat, { panel = false } = {}) {
     const search = document.querySelector('[data-sidebar-search-input]')?.value.trim() ?? '';
     const query = new URLSearchParams({ current: state.conversationId, pages, q: search });
     try {
-      list.replaceChildren(parseFragment(await fragment(`/conversations/list?${query}`)));
+      list.replaceChildren(parseFragment(await fragment(pageUrl(`conversations/list?${query}`))));
     } catch { /* the list stays as it was */ }
   }
 
   async function refreshCredits() {
-    const response = await api('GET', '/api/credits');
+    const response = await api('GET', apiUrl('credits'));
     if (!response.ok) return;
     const pill = document.querySelector('[data-credits]');
     const credits = response.data;
     // Under a cap the pill counts the person's credits (the page says "of your N"); the panel's line too.
     const left = credits.person?.remainingCredits ?? credits.remainingCredits;
     document.querySelectorAll('[data-credits-value]').forEach((node) => { node.textContent = left; });
-    pill.classList.toggle('pill--empty', left <= 0);
-    document.querySelector('[data-credits-details]').textContent = interpolate(
+    pill?.classList.toggle('pill--empty', left <= 0);
+    const details = document.querySelector('[data-credits-details]');
+    if (details) details.textContent = interpolate(
       gettext('%(used)s used, %(reserved)s reserved of %(granted)s this month (%(month)s, UTC)'),
       { used: credits.usedCredits, reserved: credits.reservedCredits, granted: credits.grantedCredits, month: credits.month });
   }

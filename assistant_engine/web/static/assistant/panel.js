@@ -4,16 +4,15 @@
 // page and a reload show the same conversation, open or closed as it was.
 // The conversation itself is the <assistant-chat> component inside.
 
-import { fragment, parseFragment } from './api.js';
+import { csrfToken, fragment, pageUrl, parseFragment } from './api.js';
 
 const NARROW = '(max-width: 820px)';
 
 // Saved with keepalive: a click on a link right after must not lose it.
 function saveState(url, state) {
-  const token = document.querySelector('meta[name="csrf-token"]')?.content ?? '';
   return fetch(url, {
     method: 'POST', keepalive: true, credentials: 'same-origin',
-    headers: { 'Content-Type': 'application/json', 'X-CSRFToken': token },
+    headers: { 'Content-Type': 'application/json', 'X-CSRFToken': csrfToken() },
     body: JSON.stringify(state),
   }).catch(() => null);
 }
@@ -54,7 +53,7 @@ export function initPanel() {
     }
     const fresh = parseFragment(html).querySelector('assistant-chat');
     panel.querySelector('assistant-chat').replaceWith(fresh);
-    panel.querySelector('[data-panel-chat-page]')?.setAttribute('href', '/');
+    panel.querySelector('[data-panel-chat-page]')?.setAttribute('href', pageUrl());
     composer()?.focus();
   }
 
@@ -70,7 +69,7 @@ export function initPanel() {
   });
   panel.addEventListener('assistant:conversation', ({ detail }) => {
     saveState(panel.dataset.stateUrl, { conversationId: detail.conversationId });
-    panel.querySelector('[data-panel-chat-page]')?.setAttribute('href', `/c/${detail.conversationId}/`);
+    panel.querySelector('[data-panel-chat-page]')?.setAttribute('href', pageUrl(`c/${detail.conversationId}/`));
   });
   narrow.addEventListener('change', sheet);
   sheet();

@@ -3,7 +3,7 @@
 // conversation's model (PATCH /api/conversations/{id} {model}; a conversation
 // not started yet sends it with its first message: chat.js reads `chosenModel`).
 
-import { api } from './api.js';
+import { api, apiUrl } from './api.js';
 import { gettext } from './i18n.js';
 
 export const MODEL_NOT_ALLOWED = gettext('Your organization does not allow this model. Choose another one.');
@@ -17,7 +17,7 @@ export function initReplyActions(chat, { conversationId, announce, showError, si
   async function rate(box, rating, comment) {
     const body = { rating };
     if (comment !== undefined) body.comment = comment;
-    const response = await api('POST', `/api/messages/${encodeURIComponent(box.dataset.feedback)}/feedback`, body);
+    const response = await api('POST', apiUrl(`messages/${encodeURIComponent(box.dataset.feedback)}/feedback`), body);
     if (!response.ok) { showError(gettext('Your feedback could not be sent. Please try again.')); return false; }
     box.dataset.rating = rating;
     for (const button of box.querySelectorAll('[data-feedback-rating]')) {
@@ -51,7 +51,7 @@ export function initReplyActions(chat, { conversationId, announce, showError, si
   chat.querySelector('[data-model-select]')?.addEventListener('change', async (event) => {
     const id = conversationId();
     if (!id) return; // sent with the first message
-    const response = await api('PATCH', `/api/conversations/${encodeURIComponent(id)}`, { model: event.target.value });
+    const response = await api('PATCH', apiUrl(`conversations/${encodeURIComponent(id)}`), { model: event.target.value });
     if (!response.ok) {
       showError(response.data.code === 'model_not_allowed' ? MODEL_NOT_ALLOWED : response.data.detail);
       return;

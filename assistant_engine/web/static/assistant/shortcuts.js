@@ -6,6 +6,8 @@
 // The sheet also opens from "Keyboard shortcuts" in the top bar's account menu,
 // for whoever does not know the `?`.
 
+import { pageUrl } from './api.js';
+
 const typing = (target) => Boolean(target.closest?.('input, textarea, select, [contenteditable]'));
 const plain = (event) => !event.ctrlKey && !event.metaKey && !event.altKey;
 const mac = () => /Mac|iPhone|iPad/.test(navigator.platform);
@@ -51,7 +53,7 @@ export function initShortcuts() {
     const mod = (event.ctrlKey || event.metaKey) && !event.altKey;
     const key = event.key.toLowerCase();
     let action = null;
-    if (mod && event.shiftKey && key === 'o') action = () => window.location.assign(document.querySelector('[data-new-conversation]')?.href ?? '/');
+    if (mod && event.shiftKey && key === 'o') action = () => window.location.assign(document.querySelector('[data-new-conversation]')?.href ?? pageUrl());
     else if (mod && !event.shiftKey && key === 'k') action = searchConversations;
     else if (event.key === 'Escape' && event.shiftKey && plain(event)) action = () => composer.focus();
     else if (event.key === '/' && plain(event) && !typing(event.target)) action = () => composer.focus();

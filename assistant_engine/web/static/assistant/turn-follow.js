@@ -2,7 +2,7 @@
 // as the turn's SSE stream sends them, its cards, and the stream's reconnection.
 // `ctx` is the component's side: its messages, banner, live region and finish.
 
-import { api, el, fragment, parseFragment } from './api.js';
+import { api, apiUrl, el, fragment, pageUrl, parseFragment } from './api.js';
 import { gettext } from './i18n.js';
 import { addLiveVersion, currentVersionOf } from './versions.js';
 
@@ -117,7 +117,7 @@ export function followTurn(ctx, turnId) {
     ctx.finish(data);
   };
   const endIfEnded = async () => {
-    const response = await api('GET', `/api/turns/${encodeURIComponent(turnId)}`);
+    const response = await api('GET', apiUrl(`turns/${encodeURIComponent(turnId)}`));
     if (response.ok && ENDED.includes(response.data.status)) end({ status: response.data.status });
   };
   handlers.turn_ended = end;
@@ -125,7 +125,7 @@ export function followTurn(ctx, turnId) {
   // (its workers' heartbeats, assistant/service.py), asked until the reply starts.
   const checkService = async () => {
     if (ended || !block.querySelector('[data-waiting]')) return;
-    const response = await api('GET', `/api/turns/${encodeURIComponent(turnId)}`);
+    const response = await api('GET', apiUrl(`turns/${encodeURIComponent(turnId)}`));
     const waiting = block.querySelector('[data-waiting]');
     if (ended || !waiting) return;
     const down = Boolean(response.ok && response.data.serviceDown);
@@ -139,7 +139,7 @@ export function followTurn(ctx, turnId) {
   const open = () => {
     if (ended) return;
     const resume = lastEventId ? `?lastEventId=${encodeURIComponent(lastEventId)}` : '';
-    source = new EventSource(`/api/turns/${encodeURIComponent(turnId)}/events${resume}`);
+    source = new EventSource(apiUrl(`turns/${encodeURIComponent(turnId)}/events${resume}`));
     for (const [name, handle] of Object.entries(handlers)) {
       source.addEventListener(name, (event) => {
         if (event.lastEventId) lastEventId = event.lastEventId;
@@ -168,7 +168,7 @@ async function insertCard(ctx, block, card) {
   if (document.getElementById(`card-${card.id}`)) return;
   let node;
   try {
-    node = parseFragment(await fragment(`/cards/${encodeURIComponent(card.id)}/`)).firstElementChild;
+    node = parseFragment(await fragment(pageUrl(`cards/${encodeURIComponent(card.id)}/`))).firstElementChild;
   } catch {
     return; // shown when the turn ends and the conversation is re-read
   }

@@ -1,7 +1,7 @@
 // Everything around the chat: the drawer, deleting a conversation, the cards'
 // Confirm and Cancel, long tool results, older conversations.
 
-import { api, fragment, parseFragment } from './api.js';
+import { api, apiUrl, fragment, pageUrl, parseFragment } from './api.js';
 import { gettext, interpolate } from './i18n.js';
 
 const CARD_STATES = { confirmed: gettext('Confirmed'), cancelled: gettext('Cancelled'), expired: gettext('Expired'),
@@ -68,7 +68,7 @@ function initDelete() {
   confirm.addEventListener('click', async () => {
     if (!target) return;
     confirm.disabled = true;
-    const response = await api('DELETE', `/api/conversations/${encodeURIComponent(target)}`);
+    const response = await api('DELETE', apiUrl(`conversations/${encodeURIComponent(target)}`));
     confirm.disabled = false;
     if (!response.ok && response.status !== 404) {
       // 409 while the assistant is replying: say why and leave it.
@@ -78,7 +78,7 @@ function initDelete() {
     }
     const current = document.querySelector('[data-chat]')?.dataset.conversationId;
     if (target === current) {
-      window.location.assign('/');
+      window.location.assign(pageUrl());
       return;
     }
     document.querySelector(`[data-conversation-item="${CSS.escape(target)}"]`)?.remove();
@@ -97,14 +97,14 @@ async function decideCard(button) {
   const buttons = card.querySelectorAll('[data-card-action]');
   buttons.forEach((node) => { node.disabled = true; });
   button.setAttribute('aria-busy', 'true');
-  const url = `/api/cards/${encodeURIComponent(id)}/${action}`;
+  const url = apiUrl(`cards/${encodeURIComponent(id)}/${action}`);
   // "Confirm again" on a card that says it repeats an action already done.
   const repeat = 'cardRepeat' in card.dataset ? { acknowledgeRepeat: true } : {};
   const response = await api('POST', url, action === 'confirm' ? { hash: card.dataset.cardHash, ...repeat } : {});
   const problem = response.ok ? '' : (CARD_ERRORS[response.data.code] ?? response.data.detail);
   let fresh = null;
   try {
-    fresh = parseFragment(await fragment(`/cards/${encodeURIComponent(id)}/`)).firstElementChild;
+    fresh = parseFragment(await fragment(pageUrl(`cards/${encodeURIComponent(id)}/`))).firstElementChild;
   } catch { /* keep the card shown */ }
   const shown = fresh ?? card;
   if (fresh) {
@@ -184,7 +184,7 @@ function initClicks() {
       const current = document.querySelector('[data-chat]')?.dataset.conversationId ?? '';
       const q = document.querySelector('[data-sidebar-search-input]')?.value.trim() ?? '';
       const query = new URLSearchParams({ current, pages: more.dataset.sidebarMore, q });
-      list.replaceChildren(parseFragment(await fragment(`/conversations/list?${query}`)));
+      list.replaceChildren(parseFragment(await fragment(pageUrl(`conversations/list?${query}`))));
     }
   });
 }
@@ -200,7 +200,7 @@ function initSearch() {
     const current = document.querySelector('[data-chat]')?.dataset.conversationId ?? '';
     const query = new URLSearchParams({ current, pages: '1', q: input.value.trim() });
     try {
-      list.replaceChildren(parseFragment(await fragment(`/conversations/list?${query}`)));
+      list.replaceChildren(parseFragment(await fragment(pageUrl(`conversations/list?${query}`))));
     } catch { /* the list stays as it was */ }
   };
   form.addEventListener('submit', (event) => { event.preventDefault(); window.clearTimeout(timer); run(); });
@@ -229,7 +229,7 @@ function initRename() {
       if (key.key !== 'Enter') return;
       key.preventDefault();
       const id = button.dataset.renameConversation;
-      const response = await api('PATCH', `/api/conversations/${encodeURIComponent(id)}`, { title: field.value });
+      const response = await api('PATCH', apiUrl(`conversations/${encodeURIComponent(id)}`), { title: field.value });
       if (!response.ok) { announce(response.data.detail); return; }
       const title = response.data.title;
       item.querySelector('[data-conversation-title]').textContent = title;
