@@ -9,6 +9,16 @@ class AssistantConfig(AppConfig):
         _register_conversation_cards()
         _register_personal_data()
         _register_model_check()
+        _connect_worker_signals()
+
+
+def _connect_worker_signals() -> None:
+    """Its workers' start-up checks and heartbeat, and its task modules beside
+    tasks.py (which `app.autodiscover_tasks()` alone would not import), under
+    any product's Celery app."""
+    from assistant import card_tasks, maintenance_tasks, worker_signals  # noqa: F401 - registers the tasks
+
+    worker_signals.connect()
 
 
 def _register_conversation_cards() -> None:

@@ -13,11 +13,8 @@ from django.core.asgi import get_asgi_application
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 application = get_asgi_application()
 
-from assistant_engine.foundation.startup import refuse_to_start_on_errors  # noqa: E402  (needs the apps loaded)
+from assistant.kit import asgi_application  # noqa: E402  (needs the apps loaded)
 
-refuse_to_start_on_errors()
-
-from assistant_engine.surfaces.mcp.asgi import with_mcp  # noqa: E402  (needs the apps loaded)
-
-# /mcp and the ASGI lifespan go to the MCP server (surfaces/mcp), the rest to Django.
-application = with_mcp(application)
+# /mcp and the ASGI lifespan go to the MCP server (surfaces/mcp), the rest to
+# Django; it refuses to start on an error of the start-up checks.
+application = asgi_application(application)

@@ -2,7 +2,7 @@
 
 import dj_database_url
 
-from config.env import env_int
+from assistant_engine.foundation.env import env_int
 
 
 def database_from_url(url: str) -> dict:

@@ -10,8 +10,9 @@ from pathlib import Path
 from csp.constants import NONCE, NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 
+from assistant_engine.foundation.engine_settings import *  # noqa: F403 (the engine's own, every one from the environment)
+from assistant_engine.foundation.env import env_bool, env_int, env_list, env_str
 from config.database import database_from_url
-from config.env import env_bool, env_int, env_list, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 RUN_DIR = Path(env_str("RUN_DIR", str(BASE_DIR / ".run")))
@@ -194,53 +195,6 @@ AXES_IPWARE_META_PRECEDENCE_ORDER = (
     ["HTTP_X_FORWARDED_FOR", "REMOTE_ADDR"] if AXES_IPWARE_PROXY_COUNT else ["REMOTE_ADDR"]
 )
 
-# --- API -------------------------------------------------------------------
-# Largest accepted API request body (bytes); beyond, 413 payload_too_large.
-API_MAX_BODY_BYTES = env_int("API_MAX_BODY_BYTES", 10 * 1024 * 1024, minimum=1024)
-# What one conversation may store (UTF-8 text plus the JSON of its tool
-# calls, raw results included) and how many messages: beyond, an upload is
-# refused (413 conversation_too_large / 400 too_many_messages). Not the model's
-# history bound: raw tool results are kept whole and can be large.
-CONVERSATION_MAX_BYTES = env_int("CONVERSATION_MAX_BYTES", 25 * 1024 * 1024, minimum=1024)
-CONVERSATION_MAX_MESSAGES = env_int("CONVERSATION_MAX_MESSAGES", 5000, minimum=1)
-# Files attached to messages (conversations/files.py): the largest one, how
-# many a message takes, a PDF's pages, and how long an upload no message
-# claimed is kept.
-FILE_MAX_BYTES = env_int("FILE_MAX_BYTES", 10 * 1024 * 1024, minimum=1024)
-FILE_MAX_PER_MESSAGE = env_int("FILE_MAX_PER_MESSAGE", 5, minimum=1)
-FILE_PDF_MAX_PAGES = env_int("FILE_PDF_MAX_PAGES", 100, minimum=1)
-FILE_UNATTACHED_HOURS = env_int("FILE_UNATTACHED_HOURS", 24, minimum=1)
-# A file upload's body: the file plus the multipart framing (boundary, headers).
-FILE_UPLOAD_FRAMING_BYTES = 64 * 1024
-# A conversation upload's body may hold CONVERSATION_MAX_BYTES plus this much
-# JSON framing (ids, dates, keys) per allowed message (foundation/middleware.py).
-CONVERSATION_UPLOAD_FRAMING_BYTES = 1024
-# Django's own parse limit lets the largest body through; ApiBodyLimitMiddleware
-# applies each path's exact limit first.
-DATA_UPLOAD_MAX_MEMORY_SIZE = max(
-    API_MAX_BODY_BYTES, CONVERSATION_MAX_BYTES + CONVERSATION_MAX_MESSAGES * CONVERSATION_UPLOAD_FRAMING_BYTES
-)
-
-# API tokens (django-rest-knox): hashed, expiring, one organization each.
-KNOX_TOKEN_MODEL = "assistant_organizations.ApiToken"  # noqa: S105 - a model name
-# knox's own migrations create its default table even when the model is swapped:
-# an unused table whose foreign key to auth_user would block PostgreSQL's
-# TRUNCATE (test flushes). Without migrations, the swapped model gets no table.
-MIGRATION_MODULES = {"knox": None}
-API_TOKEN_DAYS = env_int("API_TOKEN_DAYS", 90, minimum=1)
-REST_KNOX = {"TOKEN_TTL": timedelta(days=API_TOKEN_DAYS), "AUTH_HEADER_PREFIX": "Bearer"}
-# Expired tokens deleted per transaction by the hourly purge (organizations.purge_expired_tokens).
-API_TOKEN_PURGE_BATCH_SIZE = env_int("API_TOKEN_PURGE_BATCH_SIZE", 500, minimum=1)
-
-# Requests per person (per client address when anonymous), "N/second|minute|hour|day".
-THROTTLE_RATES = {
-    "chat": env_str("THROTTLE_CHAT", "30/minute") or None,
-    "uploads": env_str("THROTTLE_UPLOADS", "60/minute") or None,
-    "cards": env_str("THROTTLE_CARDS", "60/minute") or None,
-    "anon": env_str("THROTTLE_ANON", "60/minute") or None,
-    "mcp": env_str("THROTTLE_MCP", "120/minute") or None,
-}
-
 REST_FRAMEWORK = {
     # Token first, so an anonymous API client gets 401 with WWW-Authenticate.
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -251,7 +205,7 @@ REST_FRAMEWORK = {
         "assistant_engine.foundation.throttles.AnonymousThrottle",
         "assistant_engine.foundation.throttles.PersonActionThrottle",
     ],
-    "DEFAULT_THROTTLE_RATES": THROTTLE_RATES,
+    "DEFAULT_THROTTLE_RATES": THROTTLE_RATES,  # noqa: F405 (the engine's settings)
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["assistant_engine.foundation.parsers.SafeJSONParser"],
@@ -299,16 +253,6 @@ REDIS_URL = env_str("REDIS_URL")
 # is one; otherwise each process counts alone (a single machine).
 if REDIS_URL:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
-# GET /api/turns/{id}/events: a keep-alive comment after this long without an
-# event; without Redis, the database is read this often; a stream ends after
-# STREAM_MAX_SECONDS (the browser reconnects with Last-Event-ID).
-STREAM_HEARTBEAT_SECONDS = env_int("STREAM_HEARTBEAT_SECONDS", 15, minimum=1)
-STREAM_POLL_SECONDS = env_int("STREAM_POLL_MS", 200, minimum=10) / 1000
-STREAM_MAX_SECONDS = env_int("STREAM_MAX_SECONDS", 600, minimum=1)
-# Database reads of a web process's open streams (their check, catch-ups and
-# end) at once: each holds a connection while it reads, so a crowd following
-# one turn needs this many connections per web process, not one per stream.
-STREAM_DB_READS = env_int("STREAM_DB_READS", 4, minimum=1)
 CELERY_TASK_ALWAYS_EAGER = False
 
 # --- Email (outgoing mail of the host product) -------------------------------
@@ -378,4 +322,6 @@ CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 
 # The engine's own settings (conversations, credits, the assistant and its
 # models, maintenance jobs, cards, Telegram): a sibling module, so each stays short.
-from config.engine_settings import *  # noqa: E402,F403
+
+# The demo product's tools (workspace/): notes, inbox and sent mail.
+ASSISTANT_TOOLSETS = env_list("ASSISTANT_TOOLSETS", ["workspace.tools.TOOLSET"])

@@ -22,7 +22,7 @@ from assistant.turn.outcome import (
 from assistant.turn.process_cache import deployment_client
 from assistant.turn.settle import charge_for
 from assistant.turn.state import TurnState
-from assistant_engine.organizations.members import Member
+from assistant_engine.organizations.members import Member, tenant_of
 from assistant_engine.organizations.models import Membership
 from assistant_engine.providers.catalog import client_for
 from assistant_engine.providers.clients.base import ModelRequest
@@ -51,7 +51,9 @@ class RequestPhase(TurnState):
         preferences = getattr(membership.user, "preferences", None)  # none until the person chooses
         self.system = system_prompt(organization=membership.organization.instructions, person=membership.instructions,
                                     language=preferences.language if preferences else "")
-        return Member(membership.organization_id, membership.user_id, membership.role)
+        organization = membership.organization
+        return Member(membership.organization_id, membership.user_id, membership.role,
+                      tenant=tenant_of(organization))
 
     def _check_model(self) -> None:
         """A model chosen for the conversation must still be allowed when the

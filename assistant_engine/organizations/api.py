@@ -2,10 +2,14 @@
 
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter
-from rest_framework import exceptions, status
+from rest_framework import exceptions, permissions, renderers, status
+from rest_framework.authentication import SessionAuthentication
 from rest_framework.views import APIView
 
-from assistant_engine.foundation.api_errors import ApiError
+from assistant_engine.foundation.api_errors import ApiError, api_exception_handler
+from assistant_engine.foundation.openapi import ApiAutoSchema
+from assistant_engine.foundation.parsers import SafeJSONParser
+from assistant_engine.foundation.throttles import AnonymousThrottle, PersonActionThrottle
 from assistant_engine.organizations.members import (
     Member,
     MembershipSuspended,
@@ -16,6 +20,8 @@ from assistant_engine.organizations.members import (
     resolve_member_in,
 )
 from assistant_engine.organizations.models import ApiToken
+from assistant_engine.organizations.tenants import product_member, resolver_configured
+from assistant_engine.organizations.tokens import OrganizationTokenAuthentication
 
 ORGANIZATION_HEADER = "HTTP_X_ORGANIZATION"
 SESSION_ORGANIZATION_KEY = "organization"
@@ -59,8 +65,16 @@ def member_for_request(request) -> Member:
     try:
         if isinstance(request.auth, ApiToken):
             return token_member(request, request.auth)
+        if resolver_configured():
+            return product_member(request)
         return resolve_member(request.user, requested_organization(request))
     except NoOrganization:
+        if resolver_configured():
+            raise ApiError(
+                status_code=status.HTTP_403_FORBIDDEN,
+                code="not_a_member",
+                detail="The product does not let you use the assistant here.",
+            ) from None
         raise ApiError(
             status_code=status.HTTP_403_FORBIDDEN,
             code="no_organization",
@@ -94,6 +108,19 @@ class MemberAPIView(APIView):
     """
 
     member: Member
+
+    # The engine's API is the same whatever the product's REST_FRAMEWORK says
+    # (its own API may authenticate, parse or fail differently): each policy is
+    # the view's own, not a default read from the settings.
+    authentication_classes = [OrganizationTokenAuthentication, SessionAuthentication]
+    permission_classes = [permissions.IsAuthenticated]
+    throttle_classes = [AnonymousThrottle, PersonActionThrottle]
+    renderer_classes = [renderers.JSONRenderer]
+    parser_classes = [SafeJSONParser]
+    schema = ApiAutoSchema()
+
+    def get_exception_handler(self):
+        return api_exception_handler
 
     def perform_authentication(self, request):
         # Anonymous callers, and wrong tokens, are throttled per address before

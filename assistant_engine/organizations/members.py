@@ -44,6 +44,10 @@ class Member:
     user_id: int
     role: str
     organization_slug: str = ""
+    # The product's key for the tenant (organizations/tenants.py), so a tool
+    # filters the product's own models by it; the organization's slug in the
+    # engine's own mode. "" when the Member was made without its organization.
+    tenant: str = field(default="", compare=False)
     # None when this Member was not made by the guard from a membership row (a
     # worker, an MCP token's claims, a script): the services then read the rows.
     # Not part of a Member's identity (equality, hash).
@@ -80,12 +84,18 @@ def member_from_membership(membership: Membership) -> Member:
         user_id=membership.user_id,
         role=membership.role,
         organization_slug=organization.slug,
+        tenant=tenant_of(organization),
         terms=MemberTerms(
             model_choice=organization.model_option,
             own_cap_credits=membership.monthly_cap_credits,
             default_cap_credits=organization.default_member_cap_credits,
         ),
     )
+
+
+def tenant_of(organization) -> str:
+    """The product's tenant key of an organization, else its slug."""
+    return organization.tenant_key or organization.slug
 
 
 def memberships_of(user) -> list[Membership]:

@@ -24,6 +24,11 @@ class Organization(models.Model):
     default_member_cap_credits = models.PositiveIntegerField(null=True, blank=True)
     # Told to the model in every turn of its members (organizations.instructions).
     instructions = models.TextField(blank=True, default="", db_default="")
+    # The product's own key for this tenant (its store, team or account) when a
+    # product's guard resolves people (settings.ASSISTANT_MEMBER_RESOLVER):
+    # created on the tenant's first use (organizations/tenants.py). Null: one
+    # of the engine's own organizations (the demo).
+    tenant_key = models.CharField(max_length=200, null=True, blank=True, unique=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

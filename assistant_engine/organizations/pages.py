@@ -28,10 +28,17 @@ from assistant_engine.organizations.members import (
     memberships_of,
     resolve_member,
 )
+from assistant_engine.organizations.tenants import product_member, resolver_configured
 
 
 def member_for_session(request) -> Member:
-    """Raises NoOrganization, or OrganizationRequired when the person must choose."""
+    """Raises NoOrganization, or OrganizationRequired when the person must choose.
+    With a product's guard (ASSISTANT_MEMBER_RESOLVER), the product says who and where."""
+    if resolver_configured():
+        member = product_member(request)
+        if request.session.get(SESSION_ORGANIZATION_KEY) != member.organization_slug:
+            request.session[SESSION_ORGANIZATION_KEY] = member.organization_slug  # the stream, the downloads
+        return member
     chosen = request.session.get(SESSION_ORGANIZATION_KEY)
     try:
         member = resolve_member(request.user, chosen)
@@ -72,6 +79,10 @@ def member_required(view=None, *, fragment: bool = False):
                 query = urlencode({"next": request.get_full_path()})
                 return redirect(f"{reverse('web-organizations')}?{query}")
             except NoOrganization:
+                if resolver_configured():  # the product's guard said "not a member": its own login
+                    if fragment:
+                        return HttpResponse("Not a member.", status=403, content_type="text/plain")
+                    return redirect_to_login(request.get_full_path())
                 return render(request, "assistant/no_organization.html", status=403)
             except MembershipSuspended:
                 if fragment:

@@ -35,3 +35,9 @@ urlpatterns = [
     path("login/", views.login, name="login"),
     path("logout/", views.logout, name="logout"),
 ]
+
+# The engine's own sign-in pages, for a deployment without a product of its own
+# (the demo): a product signs people in itself, so assistant.kit.urls leaves them out.
+SIGN_IN = {"login", "logout"}
+pages = [pattern for pattern in urlpatterns if pattern.name not in SIGN_IN]
+sign_in = [pattern for pattern in urlpatterns if pattern.name in SIGN_IN]

@@ -4,7 +4,7 @@ The test settings, plus a visible stream: the offline model waits a little
 between its chunks (the test settings make it instant).
 """
 
-from config.env import env_int
+from assistant_engine.foundation.env import env_int
 from config.settings_test import *  # noqa: F403
 
 OFFLINE_MODEL_CHUNK_DELAY_MS = env_int("OFFLINE_MODEL_CHUNK_DELAY_MS", 20)

@@ -14,7 +14,9 @@ from assistant_engine.surfaces.mcp.server import MCP_PATH, mcp_app
 MCP_CSP = "default-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
 
-def with_mcp(django_app):
+def with_mcp(django_app, prefix: str = ""):
+    """`prefix` is where the product included the engine's urls ("/helper"): MCP is at {prefix}/mcp."""
+    path = prefix.rstrip("/") + MCP_PATH
     # The SDK's session manager runs once per instance: each server run (its
     # lifespan) gets a new MCP app, so one `application` serves run after run
     # (a reloading server, the tests).
@@ -22,9 +24,9 @@ def with_mcp(django_app):
 
     async def application(scope, receive, send):
         if scope["type"] == "lifespan":
-            current["mcp"] = mcp_app()
+            current["mcp"] = mcp_app(path)
             await current["mcp"](scope, receive, send)
-        elif scope["type"] == "http" and scope["path"] == MCP_PATH:
+        elif scope["type"] == "http" and scope["path"] == path:
             send = _with_headers(send, security_headers(scope))
             if "mcp" not in current:
                 await _unavailable(send)  # served without the lifespan protocol

@@ -50,11 +50,11 @@ class ApiTokenVerifier:
             token=token, client_id=f"user:{member.user_id}", scopes=[],
             subject=f"{member.organization_id}:{member.user_id}",
             claims={"organization_id": member.organization_id, "user_id": member.user_id, "role": member.role,
-                    "organization_slug": member.organization_slug},
+                    "organization_slug": member.organization_slug, "tenant": member.tenant},
         )
 
 
 def member_of(access_token: AccessToken) -> Member:
     claims = access_token.claims or {}
     return Member(organization_id=claims["organization_id"], user_id=claims["user_id"], role=claims["role"],
-                  organization_slug=claims["organization_slug"])
+                  organization_slug=claims["organization_slug"], tenant=claims.get("tenant", ""))

@@ -90,7 +90,7 @@ def transport_security() -> TransportSecuritySettings:
     )
 
 
-def mcp_app():
+def mcp_app(path: str = MCP_PATH):
     """The Starlette app serving /mcp; it needs the ASGI lifespan (see surfaces/mcp/asgi.py).
 
     Stateless: each request stands alone (no `Mcp-Session-Id`, nothing kept in
@@ -100,7 +100,7 @@ def mcp_app():
     event store only replays a stream's events), and the tools need no
     server-initiated messages, which are what a session would carry."""
     return build_server().streamable_http_app(
-        streamable_http_path=MCP_PATH,
+        streamable_http_path=path,
         stateless_http=True,
         transport_security=transport_security(),
         # The SDK requires an issuer; with our own token verifier and no OAuth

@@ -16,7 +16,9 @@ Without a signed-in member (anonymous, or no organization yet) it renders nothin
 """
 
 from django import template
+from django.conf import settings
 from django.middleware.csrf import get_token
+from django.shortcuts import resolve_url
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.safestring import mark_safe
@@ -85,3 +87,10 @@ def assistant_panel(context, context_kind: str = "", context_id="") -> str:
         assets = render_to_string("assistant/_assets.html", {"config": script_config(request, member)})
     panel = render_to_string("assistant/_panel.html", {**context.flatten(), **values}, request=request)
     return mark_safe(assets + panel)  # noqa: S308 (both rendered by our templates, escaped there)
+
+
+@register.simple_tag
+def assistant_logout_url() -> str:
+    """Where the sign-out form posts: the product's own sign-out (a URL name or
+    a path, settings.ASSISTANT_LOGOUT_URL), the engine's in the demo."""
+    return resolve_url(settings.ASSISTANT_LOGOUT_URL)

@@ -1,13 +1,88 @@
-"""The engine's own settings, read from the environment like the rest of
-config.settings (which imports them all): conversations, credits, the assistant
-and its models, the maintenance jobs, cards and the trifecta guard, Telegram.
-Every variable is listed in the README."""
+"""The engine's own settings, each read from its environment variable with a
+safe default: the API's bounds, conversations, credits, the assistant and its
+models, the maintenance jobs, cards and the trifecta guard, Telegram. Every
+variable is listed in the README.
+
+The demo's settings import them all; a product that installs the engine sets
+only the few docs/install.md names, and the engine applies these as defaults
+for every name its settings leave unset (foundation/defaults.py)."""
 
 import re
+from datetime import timedelta
 
 from django.core.exceptions import ImproperlyConfigured
 
-from config.env import env_bool, env_decimal, env_int, env_list, env_str
+from assistant_engine.foundation.env import env_bool, env_decimal, env_int, env_list, env_str
+
+# --- API -------------------------------------------------------------------
+# Largest accepted API request body (bytes); beyond, 413 payload_too_large.
+API_MAX_BODY_BYTES = env_int("API_MAX_BODY_BYTES", 10 * 1024 * 1024, minimum=1024)
+# What one conversation may store (UTF-8 text plus the JSON of its tool
+# calls, raw results included) and how many messages: beyond, an upload is
+# refused (413 conversation_too_large / 400 too_many_messages). Not the model's
+# history bound: raw tool results are kept whole and can be large.
+CONVERSATION_MAX_BYTES = env_int("CONVERSATION_MAX_BYTES", 25 * 1024 * 1024, minimum=1024)
+CONVERSATION_MAX_MESSAGES = env_int("CONVERSATION_MAX_MESSAGES", 5000, minimum=1)
+# Files attached to messages (conversations/files.py): the largest one, how
+# many a message takes, a PDF's pages, and how long an upload no message
+# claimed is kept.
+FILE_MAX_BYTES = env_int("FILE_MAX_BYTES", 10 * 1024 * 1024, minimum=1024)
+FILE_MAX_PER_MESSAGE = env_int("FILE_MAX_PER_MESSAGE", 5, minimum=1)
+FILE_PDF_MAX_PAGES = env_int("FILE_PDF_MAX_PAGES", 100, minimum=1)
+FILE_UNATTACHED_HOURS = env_int("FILE_UNATTACHED_HOURS", 24, minimum=1)
+# A file upload's body: the file plus the multipart framing (boundary, headers).
+FILE_UPLOAD_FRAMING_BYTES = 64 * 1024
+# A conversation upload's body may hold CONVERSATION_MAX_BYTES plus this much
+# JSON framing (ids, dates, keys) per allowed message (foundation/middleware.py).
+CONVERSATION_UPLOAD_FRAMING_BYTES = 1024
+# Django's own parse limit lets the largest body through; ApiBodyLimitMiddleware
+# applies each path's exact limit first.
+DATA_UPLOAD_MAX_MEMORY_SIZE = max(
+    API_MAX_BODY_BYTES, CONVERSATION_MAX_BYTES + CONVERSATION_MAX_MESSAGES * CONVERSATION_UPLOAD_FRAMING_BYTES
+)
+
+# API tokens (django-rest-knox): hashed, expiring, one organization each.
+KNOX_TOKEN_MODEL = "assistant_organizations.ApiToken"  # noqa: S105 - a model name
+# knox's own migrations create its default table even when the model is swapped:
+# an unused table whose foreign key to auth_user would block PostgreSQL's
+# TRUNCATE (test flushes). Without migrations, the swapped model gets no table.
+MIGRATION_MODULES = {"knox": None}
+API_TOKEN_DAYS = env_int("API_TOKEN_DAYS", 90, minimum=1)
+REST_KNOX = {"TOKEN_TTL": timedelta(days=API_TOKEN_DAYS), "AUTH_HEADER_PREFIX": "Bearer"}
+# Expired tokens deleted per transaction by the hourly purge (organizations.purge_expired_tokens).
+API_TOKEN_PURGE_BATCH_SIZE = env_int("API_TOKEN_PURGE_BATCH_SIZE", 500, minimum=1)
+
+# Requests per person (per client address when anonymous), "N/second|minute|hour|day".
+THROTTLE_RATES = {
+    "chat": env_str("THROTTLE_CHAT", "30/minute") or None,
+    "uploads": env_str("THROTTLE_UPLOADS", "60/minute") or None,
+    "cards": env_str("THROTTLE_CARDS", "60/minute") or None,
+    "anon": env_str("THROTTLE_ANON", "60/minute") or None,
+    "mcp": env_str("THROTTLE_MCP", "120/minute") or None,
+}
+
+# --- The turn's events stream ------------------------------------------------
+# GET /api/turns/{id}/events: a keep-alive comment after this long without an
+# event; without Redis, the database is read this often; a stream ends after
+# STREAM_MAX_SECONDS (the browser reconnects with Last-Event-ID).
+STREAM_HEARTBEAT_SECONDS = env_int("STREAM_HEARTBEAT_SECONDS", 15, minimum=1)
+STREAM_POLL_SECONDS = env_int("STREAM_POLL_MS", 200, minimum=10) / 1000
+STREAM_MAX_SECONDS = env_int("STREAM_MAX_SECONDS", 600, minimum=1)
+# Database reads of a web process's open streams (their check, catch-ups and
+# end) at once: each holds a connection while it reads, so a crowd following
+# one turn needs this many connections per web process, not one per stream.
+STREAM_DB_READS = env_int("STREAM_DB_READS", 4, minimum=1)
+
+# --- Signing in and out: the product's own pages ------------------------------
+# Where the engine's pages send a person to sign out (a URL name or a path);
+# a product names its own. Signing in is settings.LOGIN_URL, Django's.
+ASSISTANT_LOGOUT_URL = env_str("ASSISTANT_LOGOUT_URL", "logout")
+# The product's guard (docs/install.md): a dotted path to
+# `resolve(request) -> {tenant, tenant_name, user, admin} | None`; empty: the
+# engine's own organizations and memberships (the demo).
+ASSISTANT_MEMBER_RESOLVER = env_str("ASSISTANT_MEMBER_RESOLVER")
+# Credits granted each month to a tenant's organization created on first use.
+ASSISTANT_DEFAULT_MONTHLY_CREDITS = env_int("ASSISTANT_DEFAULT_MONTHLY_CREDITS", 1000, minimum=0)
 
 # --- Conversations ---------------------------------------------------------
 CONVERSATIONS_PAGE_SIZE = env_int("CONVERSATIONS_PAGE_SIZE", 50, minimum=1)
@@ -32,7 +107,7 @@ BEDROCK_REGION = env_str("BEDROCK_REGION")
 BEDROCK_API_KEY = env_str("BEDROCK_API_KEY")
 ANTHROPIC_API_KEY = env_str("ANTHROPIC_API_KEY")
 # Where the toolsets of the host product are declared ("module.path.NAME").
-ASSISTANT_TOOLSETS = env_list("ASSISTANT_TOOLSETS", ["workspace.tools.TOOLSET"])
+ASSISTANT_TOOLSETS = env_list("ASSISTANT_TOOLSETS", [])
 ASSISTANT_MAX_STEPS = env_int("ASSISTANT_MAX_STEPS", 25, minimum=1)
 ASSISTANT_MAX_TOOL_CALLS_PER_STEP = env_int("ASSISTANT_MAX_TOOL_CALLS_PER_STEP", 25, minimum=1)
 ASSISTANT_TURN_SECONDS = env_int("ASSISTANT_TURN_SECONDS", 8 * 60, minimum=1)
