@@ -10,14 +10,14 @@ from django.http import JsonResponse
 from django.utils.translation import gettext
 from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field, inline_serializer
+from drf_spectacular.utils import OpenApiParameter, extend_schema_field, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.response import Response
 
 from assistant import chat, chat_reply, live, page_context, selectors, service, turns
 from assistant.models import Turn
 from assistant_engine.foundation.api_errors import ApiError, bad_request, conflict, not_found
-from assistant_engine.foundation.openapi import errors
+from assistant_engine.foundation.openapi import errors, extend_schema
 from assistant_engine.foundation.serializers import StrictCharField, StrictSerializer, StrictUUIDField, parse_uuid
 from assistant_engine.organizations.api import ORGANIZATION_PARAMETER, MemberAPIView
 from assistant_engine.providers.org_models import ModelNotAllowed

@@ -14,14 +14,14 @@ from contextlib import contextmanager
 from uuid import UUID
 
 from django.core.validators import RegexValidator
-from drf_spectacular.utils import extend_schema, inline_serializer
+from drf_spectacular.utils import inline_serializer
 from rest_framework import serializers, status
 from rest_framework.response import Response
 
 from assistant import cards
 from assistant.progress import card_json
 from assistant_engine.foundation.api_errors import ApiError, bad_request, not_found
-from assistant_engine.foundation.openapi import errors
+from assistant_engine.foundation.openapi import errors, extend_schema
 from assistant_engine.foundation.serializers import StrictBooleanField, StrictCharField, StrictSerializer, parse_uuid
 from assistant_engine.organizations.api import ORGANIZATION_PARAMETER, MemberAPIView
 from assistant_engine.organizations.models import ApiToken

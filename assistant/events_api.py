@@ -10,14 +10,13 @@ from uuid import UUID
 from asgiref.sync import sync_to_async
 from django.core.handlers.asgi import ASGIRequest
 from django.http import StreamingHttpResponse
-from drf_spectacular.utils import extend_schema
 from rest_framework import renderers
 from sse_starlette.event import ServerSentEvent
 
 from assistant import events_schema, live, progress
 from assistant.api import turn_or_404
 from assistant_engine.foundation.api_errors import bad_request
-from assistant_engine.foundation.openapi import errors
+from assistant_engine.foundation.openapi import errors, extend_schema
 from assistant_engine.organizations.api import ORGANIZATION_PARAMETER, MemberAPIView
 
 

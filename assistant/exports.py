@@ -18,9 +18,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from uuid import UUID
 
-from django.db.models import Subquery, Sum
+from django.db.models import F, Subquery, Sum
 
 from assistant.models import Turn
+from assistant_engine.foundation.people import login_field
 from assistant_engine.organizations.models import Organization
 from credits.models import CreditAccount, LedgerEntry, MemberMonthUsage
 
@@ -86,12 +87,12 @@ def usage_rows(organization_id: int, month: str | None = None) -> list[tuple]:
     if month:
         usages = usages.filter(account__month=month)
     grouped = (
-        usages.values("account__month", "user_id", "user__username")
+        usages.values("account__month", "user_id", login=F(f"user__{login_field()}"))
         .annotate(turns=Sum("turns"), used=Sum("used_micros"), reserved=Sum("reserved_micros"))
         .order_by("account__month", "user_id")
     )
     return [
-        (row["account__month"], row["user_id"], row["user__username"] or "", row["turns"], row["used"],
+        (row["account__month"], row["user_id"], row["login"] or "", row["turns"], row["used"],
          row["reserved"])
         for row in grouped
     ]

@@ -4,14 +4,14 @@ instructions to the assistant (GET/PUT /api/me/instructions) and the models they
 from django.db import transaction
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema, inline_serializer
+from drf_spectacular.utils import inline_serializer
 from rest_framework import serializers
 from rest_framework.exceptions import PermissionDenied
 from rest_framework.response import Response
 
 from assistant_engine.foundation.api_errors import bad_request
 from assistant_engine.foundation.downloads import download_response
-from assistant_engine.foundation.openapi import errors
+from assistant_engine.foundation.openapi import errors, extend_schema
 from assistant_engine.foundation.serializers import StrictCharField, StrictSerializer
 from assistant_engine.organizations.api import ORGANIZATION_PARAMETER, MemberAPIView
 from assistant_engine.organizations.instructions import (

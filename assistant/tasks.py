@@ -23,4 +23,3 @@ _TURN_LIMIT = settings.ASSISTANT_TURN_SECONDS
 )
 def run_turn_task(turn_id: str) -> None:
     loop.run_turn(UUID(turn_id))
-

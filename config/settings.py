@@ -12,6 +12,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from assistant_engine.foundation.engine_settings import *  # noqa: F403 (the engine's own, every one from the environment)
 from assistant_engine.foundation.env import env_bool, env_int, env_list, env_str
+from assistant_engine.foundation.openapi_settings import ENGINE_SCHEMA_SETTINGS
 from config.database import database_from_url
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -214,38 +215,9 @@ REST_FRAMEWORK = {
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
 }
 
-SPECTACULAR_SETTINGS = {
-    "TITLE": "Assistant engine API",
-    "DESCRIPTION": "Conversations, chat turns, confirmation cards and credits, "
-    "scoped to the authenticated person in the active organization (X-Organization header).",
-    "VERSION": "1.0.0",
-    "SERVE_INCLUDE_SCHEMA": False,
-    "COMPONENT_SPLIT_REQUEST": True,
-    # PATCH bodies as the views validate them (a rename requires its title),
-    # not a "Patched…" copy with every field optional.
-    "COMPONENT_SPLIT_PATCH": False,
-    # Tags (and the generated client's modules) come from the path after /api/;
-    # left to guess, the prefix would shrink to "/" once /ai/ exists beside it.
-    "SCHEMA_PATH_PREFIX": r"/api/",
-    # Swagger UI from the app itself (drf-spectacular-sidecar), not a CDN.
-    "SWAGGER_UI_DIST": "SIDECAR",
-    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
-    "REDOC_DIST": "SIDECAR",
-    # Path ids are parsed by the views (a malformed one: 400 `invalid_id`); see foundation/converters.py.
-    "PATH_CONVERTER_OVERRIDES": {"api_id": {"type": "string", "format": "uuid"}},
-    # One stable name per status set (several components have a `status`).
-    "ENUM_NAME_OVERRIDES": {
-        "ConversationStatusEnum": "conversations.models.Thread.Status",
-        "MessageStatusEnum": "conversations.models.Message.Status",
-        "TurnStatusEnum": "assistant.models.Turn.Status",
-        "ActionCardStatusEnum": "assistant.models.ActionCard.Status",
-    },
-    "POSTPROCESSING_HOOKS": [
-        "drf_spectacular.hooks.postprocess_schema_enums",
-        "assistant_engine.foundation.openapi.postprocess_links",
-        "assistant_engine.foundation.openapi.postprocess_optional_fields",
-    ],
-}
+# The API document's settings are the engine's (foundation/openapi_settings.py):
+# `manage.py spectacular` writes the same document /api/schema/ serves.
+SPECTACULAR_SETTINGS = ENGINE_SCHEMA_SETTINGS
 
 # --- Redis and Celery ------------------------------------------------------
 REDIS_URL = env_str("REDIS_URL")

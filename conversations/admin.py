@@ -21,6 +21,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 
 from assistant_engine.foundation.admin import ScaledChangeList, ViewOnlyAdminMixin, chosen_only_filter
+from assistant_engine.foundation.people import login_field
 from assistant_engine.organizations.access_log import Kind
 from assistant_engine.organizations.admin import RecordsStaffAccess
 from conversations.models import Message, MessageFeedback, Thread, ToolCall
@@ -82,7 +83,7 @@ class ThreadAdmin(ScaledChangeList, RecordsStaffAccess, admin.ModelAdmin):
     list_display = ["id", "organization", "user", "title", "status", "message_count", "last_activity_at"]
     list_filter = ["status", chosen_only_filter("organization", "organization")]
     list_select_related = ["organization", "user"]
-    search_fields = ["title", "user__username", "=organization__slug"]
+    search_fields = ["title", f"user__{login_field()}", "=organization__slug"]
     search_help_text = ("A conversation id (exact), words of its title, its person's username or its "
                         "organization's slug (exact).")
     ordering = ["-last_activity_at"]

@@ -4,14 +4,14 @@ import re
 from uuid import UUID
 
 from django.conf import settings
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter
 from rest_framework import serializers, status
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.response import Response
 from rest_framework.utils.urls import replace_query_param
 
 from assistant_engine.foundation.api_errors import ApiError, bad_request, conflict, not_found
-from assistant_engine.foundation.openapi import errors
+from assistant_engine.foundation.openapi import errors, extend_schema
 from assistant_engine.foundation.serializers import StrictCharField, StrictSerializer, parse_uuid
 from assistant_engine.organizations.api import ORGANIZATION_PARAMETER, MemberAPIView
 from conversations import selectors, services, thread_update

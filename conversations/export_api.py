@@ -2,12 +2,12 @@
 
 from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.renderers import JSONRenderer
 
 from assistant_engine.foundation.api_errors import bad_request, not_found
-from assistant_engine.foundation.openapi import errors
+from assistant_engine.foundation.openapi import errors, extend_schema
 from assistant_engine.organizations.api import ORGANIZATION_PARAMETER, MemberAPIView
 from conversations import selectors
 from conversations.api import parse_conversation_id

@@ -1,11 +1,11 @@
 """POST /api/messages/{id}/feedback: the person's 👍/👎 on a reply."""
 
-from drf_spectacular.utils import extend_schema, inline_serializer
+from drf_spectacular.utils import inline_serializer
 from rest_framework import serializers
 from rest_framework.response import Response
 
 from assistant_engine.foundation.api_errors import bad_request, not_found
-from assistant_engine.foundation.openapi import errors
+from assistant_engine.foundation.openapi import errors, extend_schema
 from assistant_engine.foundation.serializers import StrictCharField, StrictSerializer, parse_uuid
 from assistant_engine.organizations.api import ORGANIZATION_PARAMETER, MemberAPIView
 from conversations.feedback import COMMENT_MAX_CHARS, ReplyNotFound, feedback_give, feedback_json

@@ -11,14 +11,14 @@ from urllib.parse import quote
 from django.conf import settings
 from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema, inline_serializer
+from drf_spectacular.utils import inline_serializer
 from rest_framework import serializers, status
 from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 
 from assistant_engine.foundation.api_errors import ApiError, bad_request, not_found
 from assistant_engine.foundation.middleware import file_too_large_detail
-from assistant_engine.foundation.openapi import errors
+from assistant_engine.foundation.openapi import errors, extend_schema
 from assistant_engine.foundation.serializers import parse_uuid
 from assistant_engine.organizations.api import ORGANIZATION_PARAMETER, MemberAPIView
 from conversations import files, sniff

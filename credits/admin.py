@@ -16,6 +16,7 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 
 from assistant_engine.foundation.admin import ScaledChangeList, ViewOnlyAdminMixin, chosen_only_filter, drill_down
+from assistant_engine.foundation.people import login_field
 from assistant_engine.organizations.admin import RecordsStaffAccess
 from assistant_engine.organizations.models import Organization, StaffAccess
 from credits.models import CreditAccount, LedgerEntry
@@ -125,7 +126,7 @@ class LedgerEntryAdmin(ScaledChangeList, RecordsStaffAccess, ReadOnlyAdmin):
         "reason",
     ]
     list_filter = ["kind", AccountMonthFilter, chosen_only_filter("account__organization", "organization")]
-    search_fields = ["=turn_id", "reason", "job", "actor__username", "account__organization__slug"]
+    search_fields = ["=turn_id", "reason", "job", f"actor__{login_field()}", "account__organization__slug"]
     list_select_related = ["account__organization", "actor"]
     date_hierarchy = "created_at"
     staff_access_kind = StaffAccess.Kind.LEDGER_ENTRY

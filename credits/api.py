@@ -1,7 +1,8 @@
-from drf_spectacular.utils import extend_schema, extend_schema_field
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 from rest_framework.response import Response
 
+from assistant_engine.foundation.openapi import extend_schema
 from assistant_engine.organizations.api import ORGANIZATION_PARAMETER, MemberAPIView
 from credits.selectors import credits_summary, person_credits
 

@@ -11,15 +11,15 @@ The engine's own sign-in pages are not here: the product signs people in
 """
 
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from assistant_engine.organizations.api_schema import EngineSchemaView, EngineSwaggerView
 from assistant_engine.web.urls import pages
 
 # /api/docs/ serves Swagger UI from the app (drf-spectacular-sidecar) under the
 # site's Content-Security-Policy (the template carries the nonce).
 urlpatterns = [
-    path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema", template_name="assistant/swagger_ui.html"),
+    path("api/schema/", EngineSchemaView.as_view(), name="schema"),
+    path("api/docs/", EngineSwaggerView.as_view(url_name="schema", template_name="assistant/swagger_ui.html"),
          name="api-docs"),
     path("api/", include("conversations.urls")),
     path("api/", include("credits.urls")),

@@ -20,6 +20,7 @@ import inspect
 from drf_spectacular.extensions import OpenApiSerializerExtension, OpenApiSerializerFieldExtension
 from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.plumbing import ComponentIdentity, ResolvedComponent
+from drf_spectacular.utils import extend_schema as spectacular_extend_schema
 from rest_framework import status
 from rest_framework.fields import CharField, ProhibitNullCharactersValidator, RegexValidator
 
@@ -306,3 +307,23 @@ def postprocess_optional_fields(result, generator, request, public):
         if schema and "required" in schema:
             schema["required"] = [name for name in schema["required"] if name not in names]
     return result
+
+
+def extend_schema(**kwargs):
+    """drf-spectacular's extend_schema for the engine's API methods, built on
+    ApiAutoSchema whatever the product's DEFAULT_SCHEMA_CLASS: drf-spectacular
+    bases a method's schema on that setting and can't rebase it on the view's
+    own schema when the setting is DRF's AutoSchema (a product that doesn't use
+    drf-spectacular)."""
+    decorate = spectacular_extend_schema(**kwargs)
+
+    def decorator(method):
+        if inspect.isclass(method) or "schema" in getattr(method, "kwargs", {}):
+            return decorate(method)
+        method.schema = ApiAutoSchema  # the base extend_schema looks for first
+        try:
+            return decorate(method)
+        finally:
+            del method.schema
+
+    return decorator

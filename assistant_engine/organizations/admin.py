@@ -1,11 +1,13 @@
 import functools
 
 from django import forms
+from django.conf import settings
 from django.contrib import admin
 from django.contrib.auth import get_user_model
 from django.contrib.auth.admin import UserAdmin
 from django.db import transaction
 
+from assistant_engine.foundation.people import login_field
 from assistant_engine.organizations.access_log import staff_access_record, staff_accesses_record_listed
 from assistant_engine.organizations.models import ApiToken, Membership, Organization, OrganizationChange, StaffAccess
 from assistant_engine.organizations.services import change_record, membership_lift, membership_suspend
@@ -33,6 +35,10 @@ class OrganizationChangeInline(admin.TabularInline):
 
     def has_add_permission(self, request, obj=None):
         return False
+
+
+# The people's login field (`username`, or a product's `email`): what staff search them by.
+LOGIN = login_field()
 
 
 @admin.register(Organization)
@@ -79,7 +85,7 @@ class MembershipAdmin(admin.ModelAdmin):
     form = MembershipForm
     list_display = ["user", "organization", "role", "monthly_cap_credits", "suspended_at", "created_at"]
     list_filter = ["role", "organization"]
-    search_fields = ["user__username", "organization__slug"]
+    search_fields = [f"user__{LOGIN}", "organization__slug"]
     autocomplete_fields = ["user", "organization"]
 
     def save_model(self, request, obj, form, change):
@@ -98,7 +104,7 @@ class MembershipAdmin(admin.ModelAdmin):
             cap = obj.monthly_cap_credits
             change_record(organization_id=obj.organization_id, actor_id=request.user.pk,
                           action=OrganizationChange.Kind.MEMBER_CAP,
-                          detail=f"{obj.user.username}: {'no cap' if cap is None else f'{cap} credits'}")
+                          detail=f"{obj.user.get_username()}: {'no cap' if cap is None else f'{cap} credits'}")
 
 
 @admin.register(StaffAccess)
@@ -109,7 +115,7 @@ class StaffAccessAdmin(admin.ModelAdmin):
     list_display = ["at", "staff_username", "kind", "object_id", "person", "organization", "path"]
     list_filter = ["kind", "organization"]
     list_select_related = ["person", "organization"]
-    search_fields = ["=staff_username", "=person__username", "=object_id"]
+    search_fields = ["=staff_username", f"=person__{LOGIN}", "=object_id"]
     search_help_text = "A staff member's or a person's username, or an object id (exact)."
     ordering = ["-at", "-id"]
     date_hierarchy = "at"
@@ -142,7 +148,7 @@ class ApiTokenAdmin(admin.ModelAdmin):
     list_display = ["public_id", "user", "organization", "name", "created", "expiry"]
     list_filter = ["organization"]
     list_select_related = ["user", "organization"]
-    search_fields = ["user__username", "organization__slug"]
+    search_fields = [f"user__{LOGIN}", "organization__slug"]
     fields = ["public_id", "user", "organization", "name", "created", "expiry"]
     readonly_fields = fields
 
@@ -267,7 +273,9 @@ class AccountAdmin(RecordsStaffAccess, UserAdmin):
         return response
 
 
-# django.contrib.auth (installed before this app) registered its own; ours replaces it.
-if admin.site.is_registered(get_user_model()):
-    admin.site.unregister(get_user_model())
-admin.site.register(get_user_model(), AccountAdmin)
+# django.contrib.auth (installed before this app) registered its own; ours replaces it. A
+# product with its own user model keeps its own admin of it (RecordsStaffAccess is for it to mix in).
+if settings.AUTH_USER_MODEL == "auth.User":
+    if admin.site.is_registered(get_user_model()):
+        admin.site.unregister(get_user_model())
+    admin.site.register(get_user_model(), AccountAdmin)

@@ -2,6 +2,7 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
+from assistant_engine.foundation.people import by_login, login_field
 from assistant_engine.organizations.models import Membership, Organization, OrganizationChange, PersonPreferences
 
 
@@ -19,11 +20,11 @@ def member_add(
     password: str | None = None,
 ) -> Membership:
     User = get_user_model()
-    user = User.objects.filter(username=username).first()
+    user = User.objects.filter(**by_login(username)).first()
     if user is None:
         if not create_user:
             raise User.DoesNotExist(f"No user named {username!r}; pass --create-user to create one.")
-        user = User.objects.create_user(username=username, password=password)
+        user = User.objects.create_user(**by_login(username), password=password)
     membership, created = Membership.objects.get_or_create(
         organization=organization, user=user, defaults={"role": role}
     )
@@ -40,7 +41,7 @@ def change_record(*, organization_id: int, actor_id: int | None, action: str, de
     """Append one change to the organization's log. `actor_id` None: an operator's command."""
     username = ""
     if actor_id is not None:
-        username = get_user_model().objects.filter(pk=actor_id).values_list("username", flat=True).first() or ""
+        username = get_user_model().objects.filter(pk=actor_id).values_list(login_field(), flat=True).first() or ""
     return OrganizationChange.objects.create(
         organization_id=organization_id, at=timezone.now(), actor_id=actor_id, actor_username=username,
         action=action, detail=detail[:300],
@@ -59,7 +60,7 @@ def member_cap_set(*, membership: Membership, credits: int | None, actor_id: int
     membership.save(update_fields=["monthly_cap_credits"])
     change_record(
         organization_id=membership.organization_id, actor_id=actor_id, action=OrganizationChange.Kind.MEMBER_CAP,
-        detail=f"{membership.user.username}: {'no cap' if credits is None else f'{credits} credits'}",
+        detail=f"{membership.user.get_username()}: {'no cap' if credits is None else f'{credits} credits'}",
     )
 
 
@@ -83,7 +84,7 @@ def membership_suspend(*, membership: Membership, reason: str, actor_id: int | N
     membership.suspended_reason = reason[:300]
     membership.save(update_fields=["suspended_at", "suspended_reason"])
     change_record(organization_id=membership.organization_id, actor_id=actor_id,
-                  action=OrganizationChange.Kind.MEMBER_SUSPENDED, detail=f"{membership.user.username}: {reason}")
+                  action=OrganizationChange.Kind.MEMBER_SUSPENDED, detail=f"{membership.user.get_username()}: {reason}")
 
 
 @transaction.atomic
@@ -92,7 +93,7 @@ def membership_lift(*, membership: Membership, actor_id: int | None) -> None:
     membership.suspended_reason = ""
     membership.save(update_fields=["suspended_at", "suspended_reason"])
     change_record(organization_id=membership.organization_id, actor_id=actor_id,
-                  action=OrganizationChange.Kind.MEMBER_RESTORED, detail=membership.user.username)
+                  action=OrganizationChange.Kind.MEMBER_RESTORED, detail=membership.user.get_username())
 
 
 class CannotSuspendSelf(ValueError):

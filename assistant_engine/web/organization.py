@@ -21,6 +21,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from assistant import exports
 from assistant_engine.foundation.downloads import download_response
+from assistant_engine.foundation.people import login_field
 from assistant_engine.organizations.instructions import (
     INSTRUCTIONS_MAX_CHARS,
     InstructionsTooLong,
@@ -89,7 +90,7 @@ def organization_page(member: Member) -> OrganizationPage:
     # Each name by its primary key (a subquery per member): a join let the
     # planner hash the whole user table, everyone's people, once it was small
     # enough to read whole (bench-scale).
-    username = get_user_model().objects.filter(pk=OuterRef("user_id")).values("username")[:1]
+    username = get_user_model().objects.filter(pk=OuterRef("user_id")).values(login_field())[:1]
     rows = {
         membership.user_id: MemberRow(
             membership.user_id, membership.username, membership.role, membership.monthly_cap_credits,

@@ -89,7 +89,10 @@ def test_a_file_attached_and_dropped_is_shown_and_reaches_the_model(quiet_browse
     shown = page.locator(".msg--user").get_by_role("list", name="Attached files")
     shown.locator(".file__thumb").wait_for()
     assert "budget-notes.md" in shown.inner_text() and "text/plain" in shown.inner_text()
-    assert page.get_by_role("img", name="whiteboard.png").evaluate("img => img.complete && img.naturalWidth") == 40
+    # The thumbnail is in the page before its bytes have arrived: wait for the image to load.
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('.msg--user img')].some(img => img.complete && img.naturalWidth)")
+    assert page.get_by_role("img", name="whiteboard.png").evaluate("img => img.naturalWidth") == 40
     assert page.get_by_role("list", name="Files to send").is_hidden()
     assert_accessible(page, "a message with a text file and an image")
     quiet_browser.shot(page, "files-attached")

@@ -5,11 +5,11 @@ PUT /api/conversations/{id}); the person is implicit (token or session, and
 the token's or session's organization), as on /api/.
 """
 
-from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.response import Response
 
 from assistant_engine.foundation.api_errors import bad_request, not_found
+from assistant_engine.foundation.openapi import extend_schema
 from assistant_engine.organizations.api import MemberAPIView
 from assistant_engine.surfaces.ai_memory import documents, ids
 from conversations import selectors

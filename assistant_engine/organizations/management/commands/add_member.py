@@ -28,4 +28,4 @@ class Command(BaseCommand):
             )
         except get_user_model().DoesNotExist as exc:
             raise CommandError(str(exc)) from None
-        self.stdout.write(f"{membership.user.username} is {membership.role} of {organization.slug}.")
+        self.stdout.write(f"{membership.user.get_username()} is {membership.role} of {organization.slug}.")

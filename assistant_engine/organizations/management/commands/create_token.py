@@ -4,6 +4,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
+from assistant_engine.foundation.people import by_login
 from assistant_engine.organizations.members import NoOrganization, OrganizationNotFound, resolve_member
 from assistant_engine.organizations.tokens import MAX_TOKEN_DAYS, MAX_TOKENS_PER_PERSON, TooManyTokens, create_token
 
@@ -21,7 +22,7 @@ class Command(BaseCommand):
                             help="accepted at /mcp only, never by the API (for an MCP client)")
 
     def handle(self, *args, username, organization, days, name, mcp_only, **options):
-        user = get_user_model().objects.filter(username=username, is_active=True).first()
+        user = get_user_model().objects.filter(**by_login(username), is_active=True).first()
         if user is None:
             raise CommandError(f"No active user {username!r}.")
         try:

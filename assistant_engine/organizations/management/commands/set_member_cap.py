@@ -1,5 +1,6 @@
 from django.core.management.base import BaseCommand, CommandError
 
+from assistant_engine.foundation.people import by_login
 from assistant_engine.organizations.models import Membership
 from assistant_engine.organizations.services import member_cap_set
 
@@ -29,7 +30,7 @@ class Command(BaseCommand):
         cap = cap_credits(credits)
         membership = (
             Membership.objects.select_related("user")
-            .filter(organization__slug=slug, user__username=username)
+            .filter(organization__slug=slug, **by_login(username, "user__"))
             .first()
         )
         if membership is None:
