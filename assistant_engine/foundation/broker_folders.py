@@ -10,7 +10,8 @@ from django.conf import settings
 
 def ensure_broker_folders() -> None:
     """The filesystem broker needs its folders to exist, in every process."""
-    options = settings.CELERY_BROKER_TRANSPORT_OPTIONS
+    # A product on Redis (or any other broker) may not set transport options at all.
+    options = getattr(settings, "CELERY_BROKER_TRANSPORT_OPTIONS", None) or {}
     for key in ("data_folder_in", "processed_folder", "control_folder"):
         if key in options:
             os.makedirs(options[key], exist_ok=True)

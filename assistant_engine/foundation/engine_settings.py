@@ -94,6 +94,14 @@ CREDITS_RESERVATION = env_int("CREDITS_RESERVATION", 3, minimum=0)
 # own provider key (0: the organization pays the provider directly; 1: full price).
 CREDITS_OWN_KEY_RATE = env_decimal("CREDITS_OWN_KEY_RATE", "0", minimum="0", maximum="1")
 
+# --- Secrets and Redis ------------------------------------------------------
+# Organizations' provider keys are sealed under this secret (providers/sealing.py);
+# a product must set it (system check assistant_providers.E002).
+ASSISTANT_KEYS_SECRET = env_str("ASSISTANT_KEYS_SECRET")
+ASSISTANT_KEYS_SECRET_FALLBACKS = env_list("ASSISTANT_KEYS_SECRET_FALLBACKS", [])
+# Live progress of turns through Redis pub/sub (assistant/live.py); empty: streams poll the database.
+REDIS_URL = env_str("REDIS_URL")
+
 # --- The assistant ---------------------------------------------------------
 ASSISTANT_MODEL = env_str("ASSISTANT_MODEL", "")  # empty: the offline demo model
 ASSISTANT_ALLOW_US_PROCESSING = env_bool("ASSISTANT_ALLOW_US_PROCESSING", False)

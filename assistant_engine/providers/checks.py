@@ -16,3 +16,15 @@ def unnamed_demo_model(app_configs, **kwargs) -> list[checks.CheckMessage]:
     except ImproperlyConfigured as refusal:
         return [checks.Error(str(refusal), id="assistant_providers.E001")]
     return []
+
+
+@checks.register(STARTUP, deploy=True)
+def keys_secret_set(app_configs, **kwargs) -> list[checks.CheckMessage]:
+    """Organizations' provider keys are sealed under ASSISTANT_KEYS_SECRET: a
+    product that installs the engine must set it (the demo's settings do)."""
+    from django.conf import settings
+
+    if not settings.ASSISTANT_KEYS_SECRET:
+        return [checks.Error("ASSISTANT_KEYS_SECRET is not set: provider keys could not be sealed.",
+                             id="assistant_providers.E002")]
+    return []
