@@ -10,6 +10,7 @@ from pathlib import Path
 from csp.constants import NONCE, NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 
+from assistant import kit
 from assistant_engine.foundation.engine_settings import *  # noqa: F403 (the engine's own, every one from the environment)
 from assistant_engine.foundation.env import env_bool, env_int, env_list, env_str
 from assistant_engine.foundation.openapi_settings import ENGINE_SCHEMA_SETTINGS
@@ -40,28 +41,11 @@ ASSISTANT_KEYS_SECRET_FALLBACKS = env_list("ASSISTANT_KEYS_SECRET_FALLBACKS", []
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost"] if DEBUG else [])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 
+# The engine's apps as any product adds them (assistant/kit), then the demo product's.
 INSTALLED_APPS = [
     "assistant_engine.organizations.admin_site.TracedAdminConfig",  # django.contrib.admin, its autocomplete traced
-    "django.contrib.auth",
-    "django.contrib.contenttypes",
-    "django.contrib.sessions",
-    "django.contrib.messages",
-    "django.contrib.staticfiles",
-    "rest_framework",
-    "knox",
-    "axes",
-    "csp",
-    "drf_spectacular",
-    "drf_spectacular_sidecar",
-    "assistant_engine.organizations",
-    "conversations",
-    "credits",
-    "assistant_engine.providers",
-    "assistant",
+    *kit.ENGINE_APPS,
     "workspace",
-    "assistant_engine.surfaces.telegram",
-    "assistant_engine.surfaces.mcp",
-    "assistant_engine.web",
 ]
 
 MIDDLEWARE = [

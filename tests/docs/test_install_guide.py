@@ -4,14 +4,14 @@ itself is installed from the wheel and driven end to end by
 tests/kit/test_example_shop.py), and every file the guide names exists."""
 
 import re
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.docs.guides import ROOT, code_blocks, lines_missing_from, named_files
+
 GUIDE = (ROOT / "docs" / "install.md").read_text()
-BLOCKS = re.findall(r"^```(\w+) path=(\S+)\n(.*?)^```$", GUIDE, re.M | re.S)
-NAMED_FILES = sorted(set(re.findall(r"`((?:[\w.-]+/)+[\w.-]+\.(?:py|js|css|html|toml|md))`", GUIDE)))
+BLOCKS = code_blocks(GUIDE)
+NAMED_FILES = named_files(GUIDE)
 
 
 def test_the_guide_has_its_steps_and_shows_the_example():
@@ -21,10 +21,7 @@ def test_the_guide_has_its_steps_and_shows_the_example():
 
 @pytest.mark.parametrize("language, path, code", BLOCKS, ids=[f"{p}:{i}" for i, (_, p, _) in enumerate(BLOCKS)])
 def test_each_code_block_is_still_in_the_file_it_names(language, path, code):
-    source = ROOT / path
-    assert source.is_file(), f"the guide names {path}, which does not exist"
-    lines = {line.strip() for line in source.read_text().splitlines()}
-    missing = [line for line in code.splitlines() if line.strip() and line.strip() not in lines]
+    missing = lines_missing_from(path, code)
     assert missing == [], f"{path} no longer has these lines of the guide: {missing}"
 
 
