@@ -43,7 +43,7 @@ CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 
 # The engine's apps as any product adds them (assistant/kit), then the demo product's.
 INSTALLED_APPS = [
-    "assistant_engine.organizations.admin_site.TracedAdminConfig",  # django.contrib.admin, its autocomplete traced
+    kit.ADMIN_APP,  # django.contrib.admin, its autocomplete traced
     *kit.ENGINE_APPS,
     "workspace",
 ]

@@ -21,6 +21,7 @@ in the engine's packages may move.
 from importlib import import_module
 
 __all__ = [
+    "ADMIN_APP",
     "BEAT_SCHEDULE",
     "ENGINE_APPS",
     "ENGINE_MIDDLEWARE",
@@ -34,6 +35,11 @@ __all__ = [
     "Toolset",
     "asgi_application",
 ]
+
+# In place of "django.contrib.admin" in the product's INSTALLED_APPS: Django's
+# admin site, whose autocomplete also leaves the staff access trace (every
+# engine admin page that shows a person's data does, on any admin site).
+ADMIN_APP = "assistant_engine.organizations.admin_site.TracedAdminConfig"
 
 # Appended to the product's INSTALLED_APPS, skipping those it already has. The
 # organizations app comes first: it applies the engine's setting defaults.

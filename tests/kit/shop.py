@@ -78,8 +78,24 @@ class Shop:
     url: str
     database: Path
 
-    def manage(self, *args: str) -> str:
-        return run([str(self.python), "manage.py", *args], cwd=SHOP, env=self.env)
+    def manage(self, *args: str, **env: str) -> str:
+        return run([str(self.python), "manage.py", *args], cwd=SHOP, env={**self.env, **env})
+
+    def staff_accesses(self) -> list[tuple[str, str]]:
+        with sqlite3.connect(self.database) as connection:
+            return connection.execute(
+                "SELECT kind, object_id FROM assistant_organizations_staffaccess ORDER BY id").fetchall()
+
+    def admin_session(self, email: str) -> requests.Session:
+        """A superuser of the shop, signed in to its admin."""
+        self.manage("createsuperuser", "--noinput", "--email", email, DJANGO_SUPERUSER_PASSWORD=PASSWORD)
+        session = requests.Session()
+        session.get(f"{self.url}/admin/login/").raise_for_status()
+        answer = session.post(f"{self.url}/admin/login/", allow_redirects=False, data={
+            "username": email, "password": PASSWORD, "csrfmiddlewaretoken": session.cookies["csrftoken"],
+            "next": "/admin/"})
+        assert answer.status_code == 302, answer.text[-2000:]
+        return session
 
     def order(self, number: int) -> tuple[str, int]:
         with sqlite3.connect(self.database) as connection:

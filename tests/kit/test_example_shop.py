@@ -101,6 +101,12 @@ def test_a_person_chats_through_the_api_with_the_shop_tools_and_their_own_rights
     harbour = shop.signed_in("olga@harbour.example").get(f"{shop.url}/helper/api/credits").json()
     assert harbour["usedMicros"] == 0  # each store pays for its own
 
+    # The shop's staff reads the conversation in the shop's admin: a trace stays.
+    staff = shop.admin_session("staff@shop.example")
+    page = staff.get(f"{shop.url}/admin/conversations/thread/{conversation_id}/change/")
+    assert page.status_code == 200 and "Which orders are open?" in page.text
+    assert ("conversation", conversation_id) in shop.staff_accesses()
+
 
 def test_a_cancel_asked_in_the_shop_page_panel_waits_for_the_click(shop, model, chromium):  # noqa: F811
     context = chromium.new_context(base_url=shop.url)

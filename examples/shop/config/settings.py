@@ -12,7 +12,7 @@ SECRET_KEY = os.environ.get("SHOP_SECRET_KEY", "shop-example-only-secret")
 ALLOWED_HOSTS = ["127.0.0.1", "localhost"]
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    kit.ADMIN_APP,  # Django's admin, whose autocomplete leaves the staff access trace
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
