@@ -81,6 +81,12 @@ class Shop:
     def manage(self, *args: str, **env: str) -> str:
         return run([str(self.python), "manage.py", *args], cwd=SHOP, env={**self.env, **env})
 
+    def organization_slug(self, tenant: str) -> str:
+        with sqlite3.connect(self.database) as connection:
+            [slug] = connection.execute("SELECT slug FROM assistant_organizations_organization WHERE tenant_key = ?",
+                                        (tenant,)).fetchone()
+        return slug
+
     def staff_accesses(self) -> list[tuple[str, str]]:
         with sqlite3.connect(self.database) as connection:
             return connection.execute(

@@ -101,6 +101,12 @@ def test_a_person_chats_through_the_api_with_the_shop_tools_and_their_own_rights
     harbour = shop.signed_in("olga@harbour.example").get(f"{shop.url}/helper/api/credits").json()
     assert harbour["usedMicros"] == 0  # each store pays for its own
 
+    # An API token of Ada's (the engine's command, with the shop's e-mail login) acts in her store.
+    token = shop.manage("create_token", "ada@corner.example", "--organization", shop.organization_slug("corner"))
+    listed = requests.get(f"{shop.url}/helper/api/conversations", timeout=10,
+                          headers={"Authorization": f"Bearer {token.strip()}"})
+    assert listed.status_code == 200 and [c["id"] for c in listed.json()["results"]] == [conversation_id]
+
     # The shop's staff reads the conversation in the shop's admin: a trace stays.
     staff = shop.admin_session("staff@shop.example")
     page = staff.get(f"{shop.url}/admin/conversations/thread/{conversation_id}/change/")
