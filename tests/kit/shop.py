@@ -3,6 +3,7 @@ into a wheel, installed into a virtualenv of its own, the shop's web server and
 Celery worker started from that virtualenv on the shop's own SQLite database and
 a real Redis broker. Nothing of the repository is on their path but the shop."""
 
+import os
 import shutil
 import socket
 import sqlite3
@@ -41,13 +42,24 @@ def build_wheel(folder: Path) -> Path:
     return wheel
 
 
-def fresh_virtualenv(folder: Path, wheel: Path) -> Path:
+def fresh_virtualenv(folder: Path, wheel: Path, interpreter: str = sys.executable) -> Path:
     """A new virtualenv with the wheel installed as a product would (its
     dependencies from the package index); returns its python."""
-    run([sys.executable, "-m", "venv", str(folder / "venv")])
+    run([interpreter, "-m", "venv", str(folder / "venv")])
     python = folder / "venv" / "bin" / "python"
     run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", str(wheel)])
     return python
+
+
+def interpreter(version: str) -> str | None:
+    """This machine's python of that version (on the PATH, or pyenv's), one that runs."""
+    pyenv = Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv") / "versions"
+    candidates = [shutil.which(f"python{version}"), *sorted(pyenv.glob(f"{version}.*/bin/python{version}"))]
+    for candidate in filter(None, candidates):
+        # pyenv's shims are on the PATH even for a version that isn't selected: they fail.
+        if subprocess.run([str(candidate), "--version"], capture_output=True).returncode == 0:
+            return str(candidate)
+    return None
 
 
 def installed_top_level_names(python: Path) -> set[str]:

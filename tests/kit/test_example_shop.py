@@ -20,9 +20,11 @@ from tests.fakes.wire_servers import (
 from tests.kit.shop import (
     ENGINE_TOP_LEVEL,
     PASSWORD,
+    Shop,
     build_wheel,
     fresh_virtualenv,
     installed_top_level_names,
+    interpreter,
     serve_shop,
     shop_environment,
 )
@@ -72,6 +74,19 @@ def test_the_wheel_adds_no_generic_top_level_name(shop_python):
 def test_the_shop_passes_django_checks_with_the_engine_installed(shop):
     assert "no issues" in shop.manage("check")
     # The engine's migrations are complete against the shop's custom user model.
+    shop.manage("makemigrations", "--check", "--dry-run")
+
+
+@pytest.mark.parametrize("version", ["3.12", "3.13"])
+def test_the_shop_installs_and_migrates_on_the_other_supported_pythons(version, tmp_path):
+    python = interpreter(version)
+    if python is None:
+        pytest.skip(f"no Python {version} on this machine")
+    shop = Shop(python=fresh_virtualenv(tmp_path, build_wheel(tmp_path), python),
+                env=shop_environment(tmp_path, "memory://", "http://127.0.0.1:9/v1"), url="",
+                database=tmp_path / "shop.sqlite3")
+    shop.manage("migrate", "--verbosity=0")
+    assert "no issues" in shop.manage("check")
     shop.manage("makemigrations", "--check", "--dry-run")
 
 
