@@ -1,7 +1,7 @@
 """docs/install.md, "Install the engine into your Django product": every code
 block names the file of examples/shop it comes from and is still in it (the shop
 itself is installed from the wheel and driven end to end by
-tests/kit/test_example_shop.py), and every file the guide names exists."""
+tests/web/test_example_shop.py), and every file the guide names exists."""
 
 import re
 

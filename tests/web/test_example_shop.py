@@ -28,10 +28,12 @@ from tests.kit.shop import (
     serve_shop,
     shop_environment,
 )
+from tests.maintenance.conftest import redis_server  # noqa: F401 (a fixture: a real redis-server)
 from tests.web.accessibility import assert_accessible
 from tests.workers import wait_until
 
-# On the SQLite run only (the shop keeps its own SQLite database): it needs Chromium.
+# On the SQLite run only (the shop keeps its own SQLite database): it needs Chromium,
+# the one browser of tests/web (a second Playwright in the process would not start).
 pytestmark = [pytest.mark.browser, pytest.mark.redis, pytest.mark.worker]
 
 
