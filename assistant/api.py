@@ -22,7 +22,7 @@ from assistant_engine.foundation.serializers import StrictCharField, StrictSeria
 from assistant_engine.organizations.api import ORGANIZATION_PARAMETER, MemberAPIView
 from assistant_engine.providers.org_models import ModelNotAllowed
 from conversations.api import BUSY, ModelField, model_not_allowed, parse_conversation_id
-from conversations.files import FileAlreadyAttached, FileNotFound, FileNotOfMessage
+from conversations.files import FileAlreadyAttached, FileNotFound, FileNotOfMessage, FileNotReady, FileRefused
 from conversations.models import Message
 from conversations.selectors import ConversationNotFound
 from conversations.services import ConversationBusy
@@ -110,6 +110,7 @@ class ChatView(MemberAPIView):
         extensions=errors(
             "credits_exhausted", "member_cap_reached", "not_found", "conversation_busy", "conversation_full",
             "queue_unavailable", "model_unavailable", "model_not_allowed", "too_many_files", "file_already_attached",
+            "file_not_ready", "unreadable_pdf", "too_many_pages",
         ),
     )
     def post(self, request):
@@ -218,6 +219,10 @@ def submitted_or_error(submit) -> Response:
                           {"attachments": ["Not a file of the message it replaces."]}) from None
     except FileAlreadyAttached:
         raise conflict("file_already_attached", "This file already goes with another message.") from None
+    except FileNotReady:
+        raise conflict("file_not_ready", "A PDF of this message is still being read: send it in a moment.") from None
+    except FileRefused as refusal:
+        raise bad_request(refusal.code, refusal.detail) from None
     except ConversationBusy:
         raise conflict("conversation_busy", BUSY) from None
     except chat.ConversationFull:

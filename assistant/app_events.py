@@ -29,10 +29,12 @@ def _name_loosely(first: str, second: str) -> str:
     return _spelled_loosely(first) + _IGNORABLE + "[_-]?" + _IGNORABLE + _spelled_loosely(second)
 
 
-# The application's own blocks: its events (in the history) and the
-# instructions sections of the system prompt (assistant.instructions). No text
-# from the person, a tool or an instruction may open or close any of them.
-BLOCK_NAMES = (("application", "events"), ("organization", "instructions"), ("person", "instructions"))
+# The application's own blocks: its events (in the history), the instructions
+# sections of the system prompt (assistant.instructions) and the block a file
+# is wrapped in for a model that reads only text (providers.clients.base). No
+# text from the person, a tool, an instruction or a file may open or close any of them.
+BLOCK_NAMES = (("application", "events"), ("organization", "instructions"), ("person", "instructions"),
+               ("attached", "file"))
 
 # "<", then an optional "/", then the name (any case, "_" or "-" or nothing
 # between the words, invisible characters anywhere). Matching the start is

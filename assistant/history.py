@@ -36,8 +36,10 @@ from conversations.models import Attachment, Message, ToolCall
 PAGE_CONTEXT_SEEN = SeenCall(flags=frozenset({"private"}))
 # ... and a title written from third-party content is untrusted too.
 UNTRUSTED_PAGE_CONTEXT_SEEN = SeenCall(flags=frozenset({"private", "untrusted"}))
-# A file the person attached: written by someone else, it may carry instructions.
-ATTACHED_FILE_SEEN = SeenCall(flags=frozenset({"untrusted"}))
+# A file the person attached: theirs, so private (a confidential document must
+# not be mailed out unguarded), and maybe written by someone else, so it may
+# carry instructions.
+ATTACHED_FILE_SEEN = SeenCall(flags=frozenset({"private", "untrusted"}))
 # Text a client uploaded (`PUT`, /ai/) in a role the engine writes itself, private and untrusted
 # as an uploaded call: nobody vouches for where it came from (see `uploaded_text`).
 UPLOADED_TEXT_SEEN = SeenCall(flags=None)
@@ -90,11 +92,11 @@ FILE_FIELDS = ("message_id", "name", "media_type", "data", "text", "model_bytes"
 
 
 def load_files(thread_id: UUID) -> dict[UUID, tuple[FilePart, ...]]:
-    """The files of the thread's messages, by message, in the order they were uploaded."""
+    """The files of the thread's messages, by message, in the order the person attached them."""
     by_message: dict[UUID, list[FilePart]] = defaultdict(list)
-    rows = Attachment.objects.filter(message__thread_id=thread_id).order_by("created_at", "id")
+    rows = Attachment.objects.filter(message__thread_id=thread_id).order_by("position", "created_at", "id")
     for message_id, name, media_type, data, text, size in rows.values_list(*FILE_FIELDS):
-        by_message[message_id].append(FilePart(name, media_type, bytes(data), neutralize(text), size))
+        by_message[message_id].append(FilePart(neutralize(name), media_type, bytes(data), neutralize(text), size))
     return {message_id: tuple(parts) for message_id, parts in by_message.items()}
 
 

@@ -23,7 +23,7 @@ from assistant_engine.organizations.instructions import (
     organization_instructions_set,
 )
 from assistant_engine.organizations.personal_data import export_user_stream
-from assistant_engine.providers.org_models import allowed_options
+from assistant_engine.providers.org_models import member_options
 
 
 class MyExportView(MemberAPIView):
@@ -109,4 +109,4 @@ class MyModelsView(MemberAPIView):
                    "/api/conversations/{id} `model`, POST /api/chat `model`).")
     def get(self, request):
         return Response([{"id": option.id, "label": option.label, "processing": option.processing_label,
-                          "location": option.location} for option in allowed_options(self.member.organization_id)])
+                          "location": option.location} for option in member_options(self.member.organization_id)])

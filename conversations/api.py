@@ -195,7 +195,8 @@ class ConversationDetailView(MemberAPIView):
         ),
         description="Full upsert; last write wins by `updatedAt` (`applied` says whether this one did). "
         "The URL names the conversation: the body's `id` (read-only) may be left out, and is ignored. "
-        "The conversation of another person with this id is 404 `not_found`.",
+        "Ids are each person's own: an id another person's conversation has names a new one of yours "
+        "(nothing tells whether it exists elsewhere, and nobody can take an id before you).",
     )
     def put(self, request, conversation_id: str):
         thread_id = parse_conversation_id(conversation_id)

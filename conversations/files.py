@@ -4,21 +4,19 @@ Each takes the verified Member first: another person's file is *not found*
 (FileNotFound), never a different error.
 """
 
-import io
-import logging
 import uuid
 from datetime import datetime, timedelta
 from uuid import UUID
 
 from django.conf import settings
-from django.db.models import QuerySet
+from django.db import transaction
+from django.db.models import Case, QuerySet, Sum, Value, When
 from django.utils import timezone
 
 from assistant_engine.organizations.members import Member
-from conversations import sniff
+from assistant_engine.organizations.models import Organization
+from conversations import pdf_reading, sniff
 from conversations.models import Attachment, Message
-
-logger = logging.getLogger("conversations.files")
 
 # What one image (or one PDF page, which Anthropic reads as an image too) may
 # cost at most, in the history bound's unit (one token per byte): providers
@@ -43,6 +41,20 @@ class FileTooLarge(Exception):
     """Over FILE_MAX_BYTES (413)."""
 
 
+class StorageFull(Exception):
+    """A storage bound reached: `code` says which; `status` 429 while it is
+    files not sent yet (they are sent or purged within a day), 413 for all of
+    the organization's files."""
+
+    def __init__(self, code: str, status: int, detail: str):
+        super().__init__(detail)
+        self.code, self.status, self.detail = code, status, detail
+
+
+class FileNotReady(Exception):
+    """A PDF still being read (409)."""
+
+
 class FileAlreadyAttached(Exception):
     """A file goes with one message only (409)."""
 
@@ -57,8 +69,15 @@ def files_of(member: Member) -> QuerySet[Attachment]:
 
 
 def file_json(attachment: Attachment) -> dict:
-    return {"id": str(attachment.id), "name": attachment.name, "type": attachment.media_type,
-            "size": attachment.size, "attached": attachment.message_id is not None}
+    body = {"id": str(attachment.id), "name": attachment.name, "type": attachment.media_type,
+            "size": attachment.size, "attached": attachment.message_id is not None, "state": attachment.state}
+    if attachment.state == Attachment.State.REFUSED:
+        body["code"], body["detail"] = refusal_of(attachment)
+    return body
+
+
+def refusal_of(attachment: Attachment) -> tuple[str, str]:
+    return pdf_reading.REFUSALS.get(attachment.refusal, pdf_reading.REFUSALS["unreadable_pdf"])
 
 
 def file_get_for_member(member: Member, file_id: UUID, *, with_data: bool = False) -> Attachment:
@@ -70,7 +89,9 @@ def file_get_for_member(member: Member, file_id: UUID, *, with_data: bool = Fals
 
 
 def file_upload(member: Member, *, name: str, data: bytes, now: datetime | None = None) -> Attachment:
-    """Check, then store. Raises FileTooLarge or FileRefused (nothing stored)."""
+    """Check, then store. Raises FileTooLarge, FileRefused or StorageFull
+    (nothing stored). A PDF is stored `reading`: its text is read by a
+    worker (read_file_task), never here, in a web request."""
     if len(data) > settings.FILE_MAX_BYTES:
         raise FileTooLarge
     if not data:
@@ -79,16 +100,74 @@ def file_upload(member: Member, *, name: str, data: bytes, now: datetime | None 
     if media_type is None:
         raise FileRefused("unsupported_file_type",
                           "Only text (UTF-8), Markdown, CSV, PDF, PNG, JPEG, GIF and WebP files can be attached.")
-    text, pages = "", 0
+    size, text, state = len(data), "", Attachment.State.READY
     if media_type == sniff.TEXT:
-        text = sniff.text_of(data) or ""
+        text, data = sniff.text_of(data) or "", b""  # stored once, as its text (Attachment.content)
     elif media_type == sniff.PDF:
-        text, pages = pdf_text(data)
-    return Attachment.objects.create(
-        organization_id=member.organization_id, user_id=member.user_id, name=clean_name(name),
-        media_type=media_type, size=len(data), data=data, text=text, pages=pages,
-        model_bytes=model_bytes(media_type, text, pages), created_at=now or timezone.now(),
-    )
+        state = Attachment.State.READING
+    with transaction.atomic():
+        check_storage(member, size)
+        if state == Attachment.State.READING:
+            check_reading(member, now or timezone.now())
+        return Attachment.objects.create(
+            organization_id=member.organization_id, user_id=member.user_id, name=clean_name(name),
+            media_type=media_type, size=size, data=data, text=text, state=state,
+            model_bytes=model_bytes(media_type, text, 0), created_at=now or timezone.now(),
+        )
+
+
+def check_storage(member: Member, size: int) -> None:
+    """Raises StorageFull when `size` more bytes would pass a bound. The
+    organization's row is locked (in the caller's transaction): two uploads
+    at once can't both fit in the last room."""
+    Organization.objects.select_for_update().filter(id=member.organization_id).exists()
+    organization_files = Attachment.objects.filter(organization_id=member.organization_id)
+    unattached = organization_files.filter(message__isnull=True)
+    if stored_bytes(unattached.filter(user_id=member.user_id)) + size > settings.FILE_UNATTACHED_MAX_BYTES:
+        raise StorageFull("unattached_files_limit", 429, "Your files waiting to be sent are too large together: "
+                          "send or remove some first.")
+    if stored_bytes(unattached) + size > settings.FILE_ORGANIZATION_UNATTACHED_MAX_BYTES:
+        raise StorageFull("unattached_files_limit", 429, "Your organization's files waiting to be sent are too "
+                          "large together: try again later.")
+    if stored_bytes(organization_files) + size > settings.FILE_ORGANIZATION_MAX_BYTES:
+        raise StorageFull("organization_files_full", 413, "Your organization stores as many files as it may: "
+                          "delete conversations with files to make room.")
+
+
+# A PDF left `reading` longer than this (its task lost) no longer counts as being read.
+READING_STALE = timedelta(minutes=10)
+
+
+def check_reading(member: Member, now: datetime) -> None:
+    """Raises StorageFull (429) when the person, or their organization, has as
+    many PDFs being read as it may: each costs a worker up to FILE_PDF_CPU_SECONDS."""
+    reading = Attachment.objects.filter(organization_id=member.organization_id, state=Attachment.State.READING,
+                                        created_at__gt=now - READING_STALE)
+    if reading.filter(user_id=member.user_id).count() >= settings.FILE_PDF_READING_PER_PERSON:
+        raise StorageFull("files_still_reading", 429, "Your PDFs are still being read: attach this one in a moment.")
+    if reading.count() >= settings.FILE_PDF_READING_PER_ORGANIZATION:
+        raise StorageFull("files_still_reading", 429, "Your organization's PDFs are still being read: "
+                          "attach this one in a moment.")
+
+
+def stored_bytes(files: QuerySet[Attachment]) -> int:
+    return files.aggregate(total=Sum("size"))["total"] or 0
+
+
+def file_read(file_id: UUID) -> None:
+    """Read a `reading` PDF's text (in the worker): `ready` with its text and
+    pages, or `refused` with why. Harmless when run twice."""
+    attachment = Attachment.objects.filter(id=file_id, state=Attachment.State.READING).only("data").first()
+    if attachment is None:
+        return
+    try:
+        text, pages = pdf_reading.read_pdf(bytes(attachment.data))
+    except pdf_reading.PdfRefused as refusal:
+        changes = {"state": Attachment.State.REFUSED, "refusal": refusal.reason}
+    else:
+        changes = {"state": Attachment.State.READY, "text": text, "pages": pages,
+                   "model_bytes": model_bytes(sniff.PDF, text, pages)}
+    Attachment.objects.filter(id=file_id, state=Attachment.State.READING).update(**changes)
 
 
 def model_bytes(media_type: str, text: str, pages: int) -> int:
@@ -97,28 +176,6 @@ def model_bytes(media_type: str, text: str, pages: int) -> int:
     OpenAI-compatible door sends) plus each image a provider may read."""
     images = 1 if media_type in sniff.IMAGES else pages
     return len(text.encode()) + images * IMAGE_MODEL_BYTES
-
-
-def pdf_text(data: bytes) -> tuple[str, int]:
-    """The text of a PDF and its number of pages (pypdf: pure Python, kept up).
-    Raises FileRefused for a PDF it can't read, an encrypted one, or one of
-    more than FILE_PDF_MAX_PAGES pages."""
-    from pypdf import PdfReader
-
-    try:
-        reader = PdfReader(io.BytesIO(data))
-        if reader.is_encrypted:
-            raise FileRefused("unreadable_pdf", "This PDF is encrypted: attach a copy without a password.")
-        pages = len(reader.pages)
-        if pages > settings.FILE_PDF_MAX_PAGES:
-            raise FileRefused("too_many_pages", f"A PDF may have at most {settings.FILE_PDF_MAX_PAGES} pages.")
-        text = "\n\n".join(page.extract_text() or "" for page in reader.pages)
-    except FileRefused:
-        raise
-    except Exception as error:  # pypdf raises many kinds on a malformed file: all mean "can't read it"
-        logger.info("pdf_unreadable", extra={"error_type": type(error).__name__})
-        raise FileRefused("unreadable_pdf", "This PDF can't be read.") from None
-    return text.replace("\x00", ""), pages
 
 
 def clean_name(name: str) -> str:
@@ -130,18 +187,28 @@ def clean_name(name: str) -> str:
 
 def files_claim(member: Member, file_ids: list[UUID], message: Message) -> list[Attachment]:
     """Attach the person's unattached files to `message` (in the caller's
-    transaction). Raises FileNotFound for an id that is not theirs, and
-    FileAlreadyAttached for one that goes with another message."""
+    transaction), in the order of `file_ids` (the person's, whatever order
+    their uploads finished in). Raises FileNotFound for an id that is not
+    theirs, FileAlreadyAttached for one that goes with another message,
+    FileNotReady for a PDF still being read and FileRefused for one that
+    could not be."""
     if not file_ids:
         return []
     # Locked: the same file sent with two messages at once goes with one only.
     found = {a.id: a for a in files_of(member).select_for_update().defer("data", "text").filter(id__in=file_ids)}
     if len(found) != len(set(file_ids)):
         raise FileNotFound
-    if any(attachment.message_id is not None for attachment in found.values()):
+    attachments = [found[file_id] for file_id in file_ids]
+    if any(attachment.message_id is not None for attachment in attachments):
         raise FileAlreadyAttached
-    Attachment.objects.filter(id__in=found).update(message=message)
-    return [found[file_id] for file_id in file_ids]
+    for attachment in attachments:
+        if attachment.state == Attachment.State.READING:
+            raise FileNotReady
+        if attachment.state == Attachment.State.REFUSED:
+            raise FileRefused(*refusal_of(attachment))
+    positions = Case(*(When(id=attachment.id, then=Value(place)) for place, attachment in enumerate(attachments)))
+    Attachment.objects.filter(id__in=found).update(message=message, position=positions)
+    return attachments
 
 
 def files_copy(member: Member, *, source: Message, message: Message,
@@ -157,7 +224,7 @@ def files_copy(member: Member, *, source: Message, message: Message,
     if keep is not None:
         _check_kept(member, source, keep)
         originals = originals.filter(id__in=keep)
-    originals = originals.order_by("created_at", "id").values(*fields)
+    originals = originals.order_by("position", "created_at", "id").values(*fields)
     return Attachment.objects.bulk_create(
         [Attachment(**original, id=uuid.uuid4(), message=message) for original in originals])
 

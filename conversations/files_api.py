@@ -6,6 +6,7 @@ application/pdf, always with `X-Content-Type-Options: nosniff` and a
 sandboxing Content-Security-Policy.
 """
 
+import logging
 from urllib.parse import quote
 
 from django.conf import settings
@@ -17,12 +18,16 @@ from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 
 from assistant_engine.foundation.api_errors import ApiError, bad_request, not_found
+from assistant_engine.foundation.broker_folders import ensure_broker_folders
 from assistant_engine.foundation.middleware import file_too_large_detail
 from assistant_engine.foundation.openapi import errors, extend_schema
 from assistant_engine.foundation.serializers import parse_uuid
 from assistant_engine.organizations.api import ORGANIZATION_PARAMETER, MemberAPIView
 from conversations import files, sniff
 from conversations.models import Attachment
+from conversations.tasks import read_file_task
+
+logger = logging.getLogger("conversations.files")
 
 FileResponse = inline_serializer("File", {
     "id": serializers.UUIDField(),
@@ -31,6 +36,11 @@ FileResponse = inline_serializer("File", {
                                     help_text="Judged from the content."),
     "size": serializers.IntegerField(help_text="Bytes."),
     "attached": serializers.BooleanField(help_text="False until a message (POST /api/chat `attachments`) takes it."),
+    "state": serializers.ChoiceField(choices=[state.value for state in Attachment.State], help_text=(
+        "`reading` while a worker reads a PDF's text (GET this again), then `ready`, or `refused` (see `code`): "
+        "a message takes only a `ready` file.")),
+    "code": serializers.CharField(required=False, help_text="When `refused`: unreadable_pdf or too_many_pages."),
+    "detail": serializers.CharField(required=False, help_text="When `refused`: why, in words."),
 })
 
 UploadRequest = inline_serializer("FileUpload", {
@@ -60,16 +70,19 @@ class FileUploadView(MemberAPIView):
     @extend_schema(
         operation_id="file_upload", parameters=[ORGANIZATION_PARAMETER],
         request={"multipart/form-data": UploadRequest}, responses={201: FileResponse},
-        extensions=errors("file_too_large", "empty_file", "unsupported_file_type", "unreadable_pdf",
-                          "too_many_pages", "invalid"),
+        extensions=errors("file_too_large", "empty_file", "unsupported_file_type", "unattached_files_limit",
+                          "files_still_reading", "organization_files_full", "queue_unavailable", "invalid"),
         description="Stores one file of the person (one `file` part), to attach to a message "
-        "(POST /api/chat `attachments`). An upload no message takes is deleted after a day.",
+        "(POST /api/chat `attachments`). A PDF comes back `reading`: a worker reads its text, and "
+        "GET /api/files/{id} says when it is `ready` (or `refused`). An upload no message takes is deleted "
+        "after a day.",
     )
     def post(self, request):
-        upload = request.FILES.get("file")
-        if upload is None or len(request.FILES) != 1:
+        uploads = request.FILES.getlist("file")
+        if len(uploads) != 1 or len(request.FILES) != 1:  # a second part would be silently dropped
             raise bad_request("invalid", "Send one file, in a multipart part named `file`.",
                               {"file": ["One file is required."]})
+        [upload] = uploads
         if upload.size > settings.FILE_MAX_BYTES:
             raise too_large()
         try:
@@ -78,7 +91,25 @@ class FileUploadView(MemberAPIView):
             raise too_large() from None
         except files.FileRefused as refusal:
             raise bad_request(refusal.code, refusal.detail) from None
+        except files.StorageFull as full:
+            raise ApiError(status_code=full.status, code=full.code, detail=full.detail) from None
+        if attachment.state == Attachment.State.READING and not enqueue_read(attachment):
+            raise ApiError(status_code=status.HTTP_503_SERVICE_UNAVAILABLE, code="queue_unavailable",
+                           detail="Files can't be read right now; please try again.")
         return Response(files.file_json(attachment), status=status.HTTP_201_CREATED)
+
+
+def enqueue_read(attachment: Attachment) -> bool:
+    """Hand the PDF to a worker; when no broker takes it, the upload is undone."""
+    try:
+        ensure_broker_folders()
+        read_file_task.apply_async(args=[str(attachment.id)], retry=True, retry_policy={
+            "max_retries": 1, "interval_start": 0, "interval_step": 0.5, "interval_max": 0.5})  # the person waits
+    except Exception:  # the broker's errors vary by transport: all mean "not queued"
+        logger.warning("file_read_not_queued", extra={"file_id": str(attachment.id)})
+        attachment.delete()
+        return False
+    return True
 
 
 def too_large() -> ApiError:
@@ -111,7 +142,7 @@ class FileContentView(MemberAPIView):
 def content_response(attachment: Attachment) -> HttpResponse:
     inline = attachment.media_type in sniff.IMAGES
     media_type = attachment.media_type if attachment.media_type != sniff.TEXT else "text/plain; charset=utf-8"
-    response = HttpResponse(bytes(attachment.data), content_type=media_type)
+    response = HttpResponse(attachment.content(), content_type=media_type)
     disposition = "inline" if inline else "attachment"
     response["Content-Disposition"] = f"{disposition}; filename*=UTF-8''{quote(attachment.name)}"
     response["X-Content-Type-Options"] = "nosniff"

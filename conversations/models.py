@@ -5,6 +5,8 @@ from django.db import models
 
 from assistant_engine.organizations.models import Organization
 
+API_ID_PREFIX = "api:"
+
 
 class Thread(models.Model):
     class Status(models.TextChoices):
@@ -25,6 +27,8 @@ class Thread(models.Model):
     # it is kept here, unique per person (never across people), while `id`,
     # the storage key, is the server's own random UUID; /api/ keeps showing
     # `id`. Empty: the client knows the conversation by `id` itself.
+    # "api:<uuid>": an /api/ upload (PUT) named it by a UUID another
+    # conversation already has: ids are the person's own (see `api_id`).
     external_id = models.CharField(max_length=200, blank=True, default="")
     # The last /ai/ upload's document without its messages, as the client's
     # JSON text (key order and date formats kept: a jsonb column would reorder
@@ -61,6 +65,14 @@ class Thread(models.Model):
 
     def __str__(self):
         return self.title or str(self.id)
+
+    @property
+    def api_id(self) -> uuid.UUID:
+        """The id /api/ names it by for its owner: the UUID the person uploaded
+        it under (PUT /api/conversations/{id}), else its own."""
+        if self.external_id.startswith(API_ID_PREFIX):
+            return uuid.UUID(self.external_id.removeprefix(API_ID_PREFIX))
+        return self.id
 
 
 class Message(models.Model):
@@ -198,8 +210,23 @@ class Attachment(models.Model):
     model_bytes = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField()
 
+    class State(models.TextChoices):
+        READY = "ready"
+        READING = "reading"  # a PDF whose text a worker is reading (conversations/pdf_reading.py)
+        REFUSED = "refused"  # ... and could not: `refusal` says why; no message takes it
+
+    state = models.CharField(max_length=10, choices=State.choices, default=State.READY)
+    refusal = models.CharField(max_length=30, blank=True, default="")
+    # Its place among its message's files, in the order the person attached them.
+    position = models.PositiveSmallIntegerField(default=0)
+
     class Meta:
         indexes = [models.Index(fields=["created_at"], name="attachment_created")]
 
     def __str__(self):
         return self.name
+
+    def content(self) -> bytes:
+        """The file's bytes. A text file is stored once, as its text (a
+        byte-order mark dropped); older rows may still keep the bytes too."""
+        return bytes(self.data) if self.data else self.text.encode()

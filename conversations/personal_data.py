@@ -86,7 +86,7 @@ def _exported_thread(thread: Thread) -> dict:
         for call_data, call in zip(data["toolCalls"], message.tool_calls.all(), strict=True):
             call_data.update(createdAt=iso(call.created_at), finishedAt=iso(call.finished_at))
         for file_data, attachment in zip(data.get("attachments", []), message.attachments.all(), strict=True):
-            file_data.update(createdAt=iso(attachment.created_at), content=b64(attachment.data))
+            file_data.update(createdAt=iso(attachment.created_at), content=b64(attachment.content()))
     return document
 
 
@@ -100,7 +100,7 @@ def export_feedback(member: Member) -> list[dict]:
 def export_unattached_files(member: Member) -> list[dict]:
     """Uploads no message has taken yet (kept a day): the person's data too."""
     return [
-        {**file_json(attachment), "createdAt": iso(attachment.created_at), "content": b64(attachment.data)}
+        {**file_json(attachment), "createdAt": iso(attachment.created_at), "content": b64(attachment.content())}
         for attachment in files_of(member).filter(message__isnull=True).order_by("created_at", "id")
     ]
 

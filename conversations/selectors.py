@@ -8,7 +8,7 @@ from django.db.models import BooleanField, Exists, OuterRef, Prefetch, Q, QueryS
 from django.db.models.expressions import RawSQL
 
 from assistant_engine.organizations.members import Member
-from conversations.models import Attachment, Message, Thread, ToolCall
+from conversations.models import API_ID_PREFIX, Attachment, Message, Thread, ToolCall
 
 
 class ConversationNotFound(Exception):
@@ -63,13 +63,20 @@ def _full_text(column: str, query: str) -> RawSQL:
 
 
 def thread_get_for_member(member: Member, thread_id: UUID, *, for_update: bool = False) -> Thread:
-    queryset = threads_of(member)
+    queryset = thread_by_api_id(member, thread_id)
     if for_update:
         queryset = queryset.select_for_update()
-    thread = queryset.filter(id=thread_id).first()
+    thread = queryset.first()
     if thread is None:
         raise ConversationNotFound
     return thread
+
+
+def thread_by_api_id(member: Member, thread_id: UUID) -> QuerySet[Thread]:
+    """The person's conversation /api/ names `thread_id` (Thread.api_id): its
+    own id, or the UUID the person uploaded it under. Another person's ids are
+    never searched: they can be neither found nor taken."""
+    return threads_of(member).filter(Q(id=thread_id) | Q(external_id=f"{API_ID_PREFIX}{thread_id}"))
 
 
 def thread_by_client_id(member: Member, client_id: str) -> QuerySet[Thread]:
@@ -96,7 +103,7 @@ def canonical_uuid(value: str) -> UUID | None:
 def messages_prefetch(*, file_data: bool = False) -> Prefetch:
     """A thread's messages in order, with their tool calls and files (without
     their bytes unless `file_data`): three queries whatever their number."""
-    files = Attachment.objects.order_by("created_at", "id")
+    files = Attachment.objects.order_by("position", "created_at", "id")
     return Prefetch(
         "messages",
         # Each message with its feedback (a 👍/👎 on a reply) in the same query.
@@ -109,7 +116,7 @@ def messages_prefetch(*, file_data: bool = False) -> Prefetch:
 
 def thread_with_messages(member: Member, thread_id: UUID) -> Thread:
     """The thread with its messages, tool calls and files: four queries whatever their number."""
-    thread = threads_of(member).prefetch_related(messages_prefetch()).filter(id=thread_id).first()
+    thread = thread_by_api_id(member, thread_id).prefetch_related(messages_prefetch()).first()
     if thread is None:
         raise ConversationNotFound
     return thread

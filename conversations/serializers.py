@@ -129,7 +129,7 @@ def too_many_messages() -> ApiError:
 
 
 class ConversationSummarySerializer(serializers.Serializer):
-    id = serializers.UUIDField()
+    id = serializers.UUIDField(source="api_id")
     title = StrictCharField()
     createdAt = serializers.DateTimeField(source="created_at")  # noqa: N815
     updatedAt = serializers.DateTimeField(source="updated_at")  # noqa: N815
@@ -147,7 +147,7 @@ def conversation_to_json(thread) -> dict:
     """A thread (with prefetched messages and tool calls) as a StoredConversation,
     with the extra fields other apps registered (conversations.extensions)."""
     return {
-        "id": str(thread.id),
+        "id": str(thread.api_id),
         "title": thread.title,
         "userId": thread.user_id,
         "status": thread.status,

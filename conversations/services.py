@@ -13,8 +13,13 @@ from django.db.models import F
 from django.utils import timezone
 
 from assistant_engine.organizations.members import Member
-from conversations.models import Message, Thread, ToolCall
-from conversations.selectors import ConversationNotFound, thread_by_client_id, thread_get_for_member, threads_of
+from conversations.models import API_ID_PREFIX, Message, Thread, ToolCall
+from conversations.selectors import (
+    ConversationNotFound,
+    thread_by_api_id,
+    thread_by_client_id,
+    thread_get_for_member,
+)
 from conversations.titles import choose_title, derive_title
 
 logger = logging.getLogger("conversations.upsert")
@@ -203,14 +208,11 @@ def stored_bytes(data: ConversationData) -> int:
 
 
 def _upsert_locked(member: Member, data: ConversationData) -> UpsertOutcome:
-    if data.external_id:
-        mine = thread_by_client_id(member, data.external_id)
+    external_id = data.external_id
+    if external_id:
+        mine = thread_by_client_id(member, external_id)
     else:
-        if Thread.objects.filter(id=data.id).exclude(
-            organization_id=member.organization_id, user_id=member.user_id
-        ).exists():
-            raise ConversationNotFound
-        mine = threads_of(member).filter(id=data.id)
+        mine = thread_by_api_id(member, data.id)
     # Lock the row: a concurrent upsert or a starting turn must see this write whole.
     thread = mine.select_for_update().first()
     if thread is not None:
@@ -220,7 +222,13 @@ def _upsert_locked(member: Member, data: ConversationData) -> UpsertOutcome:
             return UpsertOutcome(applied=False, thread=thread)
     is_new = thread is None
     if is_new:
-        thread = Thread(id=data.id or uuid4(), organization_id=member.organization_id, user_id=member.user_id)
+        thread_id = data.id or uuid4()
+        if data.id and Thread.objects.filter(id=data.id).exists():
+            # Another's (or a squatted) id: a conversation of the person's own,
+            # which /api/ names by that id for them only. Same answer either way.
+            thread_id, external_id = uuid4(), f"{API_ID_PREFIX}{data.id}"
+        thread = Thread(id=thread_id, organization_id=member.organization_id, user_id=member.user_id,
+                        external_id=external_id)
     _save_thread(thread, data, is_new=is_new)
     writes = _apply_messages(thread, data.messages, is_new=is_new)
     return UpsertOutcome(applied=True, thread=thread, writes=writes)
@@ -237,7 +245,6 @@ def _save_thread(thread: Thread, data: ConversationData, *, is_new: bool) -> Non
     thread.last_activity_at = timezone.now()
     thread_history_counters_reset(thread, message_count=len(data.messages))
     if is_new:
-        thread.external_id = data.external_id
         thread.save(force_insert=True)
     else:
         thread.save(update_fields=["title", "created_at", "updated_at", "last_activity_at", "client_json",

@@ -9,6 +9,8 @@ must never become active content (WHATWG MIME Sniffing, "identifying an
 unknown MIME type").
 """
 
+import re
+
 PDF = "application/pdf"
 PNG = "image/png"
 JPEG = "image/jpeg"
@@ -23,8 +25,10 @@ _HTML_TAGS = (b"<!doctype html", b"<html", b"<head", b"<script", b"<iframe", b"<
               b"<table", b"<a", b"<style", b"<title", b"<b", b"<body", b"<br", b"<p", b"<!--")
 _MARKUP_PREFIXES = (b"<?xml", b"<svg")
 _WHITESPACE = b"\t\n\x0c\r "
-# Control characters a text file never holds (tab, newlines, form feed and escape are fine).
-_CONTROL = frozenset(range(0x00, 0x20)) - {0x09, 0x0A, 0x0C, 0x0D, 0x1B}
+# Control characters a text file never holds (tab, newlines, form feed and escape
+# are fine). A regular expression: a character loop in Python took a second of a
+# web process's CPU on a 10 MB upload.
+_CONTROL = re.compile("[\x00-\x08\x0b\x0e-\x1a\x1c-\x1f]")
 
 
 def sniff(data: bytes) -> str | None:
@@ -49,7 +53,7 @@ def text_of(data: bytes) -> str | None:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
         return None
-    if any(ord(char) in _CONTROL for char in text) or looks_like_markup(data):
+    if _CONTROL.search(text) or looks_like_markup(data):
         return None
     return text
 

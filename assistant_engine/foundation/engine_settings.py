@@ -30,6 +30,24 @@ FILE_MAX_BYTES = env_int("FILE_MAX_BYTES", 10 * 1024 * 1024, minimum=1024)
 FILE_MAX_PER_MESSAGE = env_int("FILE_MAX_PER_MESSAGE", 5, minimum=1)
 FILE_PDF_MAX_PAGES = env_int("FILE_PDF_MAX_PAGES", 100, minimum=1)
 FILE_UNATTACHED_HOURS = env_int("FILE_UNATTACHED_HOURS", 24, minimum=1)
+# A PDF's text is read by a worker in a child process (conversations/pdf_reading.py)
+# within these bounds; past any of them it is refused as unreadable_pdf.
+FILE_PDF_CPU_SECONDS = env_int("FILE_PDF_CPU_SECONDS", 10, minimum=1)
+FILE_PDF_MEMORY_BYTES = env_int("FILE_PDF_MEMORY_BYTES", 512 * 1024 * 1024, minimum=64 * 1024 * 1024)
+FILE_PDF_WALL_SECONDS = env_int("FILE_PDF_WALL_SECONDS", 30, minimum=1)
+FILE_PDF_MAX_CONTENT_BYTES = env_int("FILE_PDF_MAX_CONTENT_BYTES", 8 * 1024 * 1024, minimum=64 * 1024)
+FILE_PDF_MAX_CHARS = env_int("FILE_PDF_MAX_CHARS", 1_000_000, minimum=1000)
+# PDFs being read at once, per person and per organization (429 past them): with the
+# CPU bound above, what one member can make the workers spend.
+FILE_PDF_READING_PER_PERSON = env_int("FILE_PDF_READING_PER_PERSON", 2, minimum=1)
+FILE_PDF_READING_PER_ORGANIZATION = env_int("FILE_PDF_READING_PER_ORGANIZATION", 4, minimum=1)
+# Storage: the bytes of files no message has taken yet, per person and per
+# organization (429 until they are sent or purged), and all of an
+# organization's stored files (413).
+FILE_UNATTACHED_MAX_BYTES = env_int("FILE_UNATTACHED_MAX_BYTES", 60 * 1024 * 1024, minimum=1024)
+FILE_ORGANIZATION_UNATTACHED_MAX_BYTES = env_int("FILE_ORGANIZATION_UNATTACHED_MAX_BYTES", 500 * 1024 * 1024,
+                                                 minimum=1024)
+FILE_ORGANIZATION_MAX_BYTES = env_int("FILE_ORGANIZATION_MAX_BYTES", 5 * 1024 * 1024 * 1024, minimum=1024)
 # A file upload's body: the file plus the multipart framing (boundary, headers).
 FILE_UPLOAD_FRAMING_BYTES = 64 * 1024
 # A conversation upload's body may hold CONVERSATION_MAX_BYTES plus this much

@@ -10,6 +10,14 @@ from knox.models import AbstractAuthToken
 
 
 class Organization(models.Model):
+    class MemberModels(models.TextChoices):
+        """Which model options a member may give a conversation (the API's
+        `model`, the chat's model menu); the worker checks it again at every turn."""
+
+        ORGANIZATION = "organization", "The organization's model only"
+        LOCATION = "location", "Any model processed where the organization's is"
+        ANY = "any", "Any model this deployment allows"
+
     name = models.CharField(max_length=200)
     slug = models.SlugField(max_length=60, unique=True)
     # Credits granted at the opening of every calendar month (1 credit = USD 0.01).
@@ -20,6 +28,8 @@ class Organization(models.Model):
     # db_default: rows written by code that predates the column (an older
     # migration state, a process still running the old release) stay valid.
     model_option = models.CharField(max_length=100, blank=True, default="", db_default="")
+    member_models = models.CharField(max_length=20, choices=MemberModels.choices, default=MemberModels.ORGANIZATION,
+                                     db_default=MemberModels.ORGANIZATION)
     # Monthly cap in credits for a member without a cap of their own; null: none.
     default_member_cap_credits = models.PositiveIntegerField(null=True, blank=True)
     # Told to the model in every turn of its members (organizations.instructions).
@@ -88,6 +98,7 @@ class OrganizationChange(models.Model):
         MEMBER_SUSPENDED = "member_suspended", "A member suspended"  # "<username>: <reason>"
         MEMBER_RESTORED = "member_restored", "A member's suspension lifted"  # "<username>"
         INSTRUCTIONS = "instructions", "The organization's instructions changed"  # "<n> characters" or "cleared"
+        MEMBER_MODELS = "member_models", "The models members may choose"  # a MemberModels value
 
     organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="changes")
     at = models.DateTimeField(db_index=True)

@@ -95,13 +95,36 @@ def choosable_option_ids() -> list[str]:
                   and unusable_reason(option, api_key="organization-key") is None)]
 
 
+def member_options(organization_id: int) -> list[ModelOption]:
+    """The options a member may give a conversation: those the organization
+    may choose (allowed_options), narrowed by its rule (Organization.member_models)."""
+    chosen, rule = Organization.objects.values_list("model_option", "member_models").get(pk=organization_id)
+    return [option for option in allowed_options(organization_id) if _rule_allows(rule, chosen, option)]
+
+
+def _rule_allows(rule: str, chosen: str, option: ModelOption) -> bool:
+    """Whether the organization's rule lets a member pick `option` (its own choice: `chosen`)."""
+    if rule == Organization.MemberModels.ANY:
+        return True
+    try:
+        own = model_option(chosen) if chosen else selected_option()
+    except (ImproperlyConfigured, KeyError):  # no model of its own to compare with: only "" is left
+        return False
+    if rule == Organization.MemberModels.LOCATION:
+        return option.location == own.location
+    return option.id == own.id
+
+
 def option_allowed(organization_id: int, option_id: str) -> bool:
-    """Whether `option_id` is among allowed_options(organization_id), without a
-    query when the deployment's own settings make it usable (the common case:
-    a turn's check in the worker costs nothing)."""
+    """Whether a member may run a conversation on `option_id`: among
+    member_options(organization_id), read with one query (the organization's
+    rule), and the keys' only when the deployment's own don't make it usable."""
     allowed = settings.ASSISTANT_MODEL_OPTIONS
     option = next((option for option in CATALOG if option.id == option_id), None)
     if option is None or (allowed and option_id not in allowed):
+        return False
+    chosen, rule = Organization.objects.values_list("model_option", "member_models").get(pk=organization_id)
+    if not _rule_allows(rule, chosen, option):
         return False
     if unusable_reason(option) is None:
         return True
@@ -190,6 +213,17 @@ def model_choose(member: Member, *, option_id: str, actor=None) -> None:
         Organization.objects.filter(pk=member.organization_id).update(model_option=option_id)
         change_record(organization_id=member.organization_id, actor_id=member.user_id,
                       action=OrganizationChange.Kind.MODEL, detail=option_id or "the deployment's model")
+
+
+def member_models_set(member: Member, *, rule: str) -> None:
+    """Which options the organization's members may pick (Organization.MemberModels)."""
+    check_admin(member)
+    if rule not in Organization.MemberModels.values:
+        raise ValueError(f"Unknown rule {rule!r}.")
+    with transaction.atomic():
+        Organization.objects.filter(pk=member.organization_id).update(member_models=rule)
+        change_record(organization_id=member.organization_id, actor_id=member.user_id,
+                      action=OrganizationChange.Kind.MEMBER_MODELS, detail=rule)
 
 
 def provider_key_save(member: Member | None, *, provider: str, plaintext: str, organization_id: int | None = None,

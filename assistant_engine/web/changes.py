@@ -61,6 +61,15 @@ def _model(actor: str, detail: str, labels: dict) -> str | None:
     return _("%(actor)s chose the model %(model)s") % {"actor": actor, "model": labels.get(detail, detail)}
 
 
+def _member_models(actor: str, detail: str, labels: dict) -> str | None:
+    rules = {"organization": _("the organization's model only"),
+             "location": _("any model processed where the organization's is"),
+             "any": _("any model this deployment allows")}
+    if detail not in rules:
+        return None
+    return _("%(actor)s let members choose %(rule)s") % {"actor": actor, "rule": rules[detail]}
+
+
 def _key_saved(actor: str, detail: str, labels: dict) -> str | None:
     provider, _sep, hint = detail.partition(" ")
     return _("%(actor)s saved a key for %(provider)s (%(hint)s)") % {
@@ -82,6 +91,7 @@ def _instructions(actor: str, detail: str, labels: dict) -> str | None:
 
 SENTENCES: dict[str, Callable[[str, str, dict], str | None]] = {
     Kind.MODEL: _model,
+    Kind.MEMBER_MODELS: _member_models,
     Kind.PROVIDER_KEY_SAVED: _key_saved,
     Kind.PROVIDER_KEY_REMOVED: _key_removed,
     Kind.MEMBER_CAP: _cap,

@@ -41,6 +41,7 @@ from assistant_engine.providers.models import ProviderKey
 from assistant_engine.providers.org_models import (
     KeyRefused,
     ModelNotAllowed,
+    member_models_set,
     ProviderNotConfigured,
     allowed_options,
     model_choose,
@@ -142,6 +143,10 @@ class ModelForm(forms.Form):
     option = forms.CharField(required=False, max_length=100)
 
 
+class MemberModelsForm(forms.Form):
+    rule = forms.ChoiceField(choices=Organization.MemberModels.choices)
+
+
 class KeyForm(forms.Form):
     provider = forms.ChoiceField(choices=ProviderKey.Provider.choices)
     key = forms.CharField(strip=True, max_length=500)
@@ -225,6 +230,12 @@ def choose_model(request) -> str:
     except ModelNotAllowed:
         raise Refused(refusal) from None
     return _("The model was changed.")
+
+
+@admin_action
+def choose_member_models(request) -> str:
+    member_models_set(request.member, rule=_valid(MemberModelsForm(request.POST), _("Choose one of the rules."))["rule"])
+    return _("The models members may choose were changed.")
 
 
 @admin_action

@@ -93,6 +93,11 @@ class Door:
         """Ask to stop `turn` through the door; whether the door accepted."""
         raise NotImplementedError
 
+    def submit_on_model(self, person, text: str, model: str) -> str | None:
+        """Start a conversation on `model` through the door: "accepted", the
+        refusal's code, or None when the door offers no way to name a model."""
+        return None
+
     def no_turns(self) -> None:
         """For a door without turns: assert it offers no way to run one."""
         raise AssertionError(f"{self.name} runs turns")
@@ -148,6 +153,11 @@ class ApiDoor(Door):
     def stop(self, person, turn):
         response = self.client(person).post(f"/api/turns/{turn.id}/cancel")
         return response.status_code in (200, 202)
+
+    def submit_on_model(self, person, text, model):
+        body = json.dumps({"message": text, "model": model})
+        response = self.client(person).post("/api/chat", body, content_type="application/json")
+        return "accepted" if response.status_code == 202 else response.json()["code"]
 
     def shown(self, person, card):
         shown = self.client(person).get(f"/api/cards/{card.id}").json()["presentation"]

@@ -9,12 +9,16 @@ from django.core import mail
 from assistant.card_presentation import TRIFECTA_WARNING, tool_title
 from assistant.models import ActionCard, Turn
 from assistant.turn.outcome import CANCELLED_NOTICE
-from conversations.models import Message
+from assistant.loop import run_turn
+from assistant_engine.organizations.models import Organization
+from conversations.models import Message, Thread
+from tests.assistant.conftest import Clock
 from tests.conformance.doors import LONG_BODY, READS, ApiDoor, BrowserDoor, send
-from tests.fakes.scripted import say
+from tests.fakes.scripted import ScriptedClient, say
 from workspace.models import Note
 
 SHORT = send("Noon at the usual place?")
+US_MODEL = "anthropic-claude-haiku-4-5"
 
 
 def test_tenancy_another_persons_conversation_card_turn_and_note_are_not_found(door, owner, colleague, outsider):
@@ -100,6 +104,29 @@ def test_taint_a_send_after_private_and_untrusted_reads_in_the_previous_turn_or_
         assert card.trifecta_warning
         shown = "\n".join(piece.text for piece in proposer.shown(owner, card))
         assert shown.index(TRIFECTA_WARNING) < shown.index(tool_title("send_email"))
+
+
+def test_models_a_turn_runs_only_on_a_model_the_organization_lets_its_members_use(door, owner, acme, settings):
+    """The organization chose a Swiss model (its members get that one only):
+    no door starts a turn on a US model, and a conversation given one while
+    the rule was open is refused by the worker, before any call."""
+    if not door.turns:
+        door.no_turns()
+        return
+    settings.INFOMANIAK_AI_TOKEN, settings.INFOMANIAK_AI_PRODUCT_ID = "ik", "42"
+    settings.ANTHROPIC_API_KEY, settings.ASSISTANT_ALLOW_US_PROCESSING = "sk", True
+    settings.ASSISTANT_MODEL_OPTIONS = []
+    Organization.objects.filter(pk=acme.pk).update(model_option="infomaniak-qwen3")
+    assert door.submit_on_model(owner, "Hi", US_MODEL) in (None, "model_not_allowed")
+    assert door.submit_on_model(owner, "Hi", "infomaniak-qwen3") in (None, "accepted")
+    turn = door.submit(owner, "Hi")
+    Thread.objects.filter(id=turn.thread_id).update(model_option=US_MODEL)
+    Turn.objects.filter(id=turn.id).update(model_option=US_MODEL)
+    client = ScriptedClient()
+    run_turn(turn.id, client=client, clock=Clock())
+    turn.refresh_from_db()
+    assert (turn.status, turn.failure_kind, client.requests) == (Turn.Status.FAILED, Turn.FailureKind.MODEL, [])
+    assert not Turn.objects.filter(model_option=US_MODEL).exclude(id=turn.id).exists()
 
 
 def test_stop_an_accepted_cancel_ends_the_turn_cancelled(door, owner):

@@ -175,16 +175,41 @@ def test_older_write_loses_and_the_answer_carries_the_winner(owner):
 
 
 @pytest.mark.parametrize("who", ["colleague", "outsider"])
-def test_others_cannot_overwrite_and_get_404(owner, colleague, outsider, who):
+def test_others_cannot_overwrite_or_tell_the_id_exists_they_get_their_own(owner, colleague, outsider, who):
+    """An upload to another person's id answers as one to a fresh id: a new
+    conversation of theirs, which /api/ names by that id for them only."""
     thread = make_thread(owner, title="Mine", messages=2)
+    other = {"colleague": colleague, "outsider": outsider}[who]
     body = stored_conversation(thread.id, updated_at=BASE_TIME + timedelta(days=9), title="Hijacked")
-    response = {"colleague": colleague, "outsider": outsider}[who].client.put(
-        detail_url(thread.id), body, format="json"
-    )
-    assert response.status_code == 404
+    fresh = stored_conversation(uuid.uuid4(), updated_at=BASE_TIME + timedelta(days=9), title="Hijacked")
+    taken, free = (other.client.put(detail_url(b["id"]), b, format="json") for b in (body, fresh))
+    assert taken.status_code == free.status_code == 200
+    assert taken.json()["conversation"]["id"] == str(thread.id)  # as the fresh one's is its URL's id
+    def shape(response):
+        conversation = response.json()["conversation"]
+        return sorted(conversation), conversation["title"], [m["content"] for m in conversation["messages"]]
+
+    assert shape(taken) == shape(free)
     thread.refresh_from_db()
     assert thread.title == "Mine" and thread.user_id == owner.user.id
     assert Message.objects.filter(thread=thread).count() == 2
+    assert owner.client.get(detail_url(thread.id)).json()["title"] == "Mine"
+    assert other.client.get(detail_url(thread.id)).json()["title"] == "Hijacked"
+    listed = [c["id"] for c in other.client.get(LIST_URL).json()["results"]]
+    assert str(thread.id) in listed and str(thread.id) in [c["id"] for c in owner.client.get(LIST_URL).json()["results"]]
+
+
+def test_an_id_taken_first_by_someone_else_is_still_yours_to_use(owner, outsider):
+    """Squatting: the outsider uploads under the id the owner's client will use; the owner's upload, reads,
+    chat and delete under that id reach the owner's own conversation."""
+    squatted = uuid.uuid4()
+    outsider.client.put(detail_url(squatted), stored_conversation(squatted, title="Squat"), format="json")
+    response = owner.client.put(detail_url(squatted), stored_conversation(squatted, title="Plans"), format="json")
+    assert response.status_code == 200 and response.json()["conversation"]["id"] == str(squatted)
+    assert owner.client.get(detail_url(squatted)).json()["title"] == "Plans"
+    assert owner.client.patch(detail_url(squatted), {"title": "Plans 2"}, format="json").json()["id"] == str(squatted)
+    assert owner.client.delete(detail_url(squatted)).status_code == 204
+    assert outsider.client.get(detail_url(squatted)).json()["title"] == "Squat"
 
 
 def test_anonymous_upsert_gets_401_and_writes_nothing(anonymous, db):

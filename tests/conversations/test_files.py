@@ -8,6 +8,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 
 from conversations.models import Attachment
 from conversations.sniff import GIF, JPEG, PDF, PNG, TEXT, WEBP, sniff
+from conversations.tasks import read_file_task
 from tests.fakes.files import pdf, png
 
 UPLOAD = "/api/files"
@@ -57,18 +58,24 @@ def test_html_named_png_is_refused_and_nothing_is_stored(owner):
     assert not Attachment.objects.exists()
 
 
-def test_a_text_file_keeps_its_text_and_a_pdf_its_extracted_text(owner):
-    text = uploaded(owner, "Grüezi\n".encode(), name="hello.md")
+def test_a_text_file_keeps_its_text_once_and_a_pdf_its_extracted_text(owner):
+    text = uploaded(owner, "\ufeffGrüezi\n".encode(), name="hello.md")
     document = uploaded(owner, pdf("Quarterly budget: 42 francs"), name="report.pdf")
-    assert Attachment.objects.get(id=text["id"]).text == "Grüezi\n"
+    assert (text["state"], document["state"]) == ("ready", "reading")
+    stored_text = Attachment.objects.get(id=text["id"])
+    assert (stored_text.text, bytes(stored_text.data), stored_text.size) == ("Grüezi\n", b"", 11)
+    assert owner.client.get(f"{UPLOAD}/{text['id']}/content").content == "Grüezi\n".encode()
+    read_file_task(document["id"])
     stored = Attachment.objects.get(id=document["id"])
-    assert (stored.media_type, stored.pages) == (PDF, 1)
+    assert (stored.media_type, stored.pages, stored.state) == (PDF, 1, "ready")
     assert "Quarterly budget: 42 francs" in stored.text
 
 
-def test_a_broken_pdf_is_a_400_unreadable_pdf(owner):
-    response = upload(owner, b"%PDF-1.4\nthis is not a pdf at all", name="x.pdf")
-    assert response.status_code == 400 and response.json()["code"] == "unreadable_pdf"
+def test_a_broken_pdf_is_refused_as_unreadable_pdf_once_read(owner):
+    body = uploaded(owner, b"%PDF-1.4\nthis is not a pdf at all", name="x.pdf")
+    read_file_task(body["id"])
+    shown = owner.client.get(f"{UPLOAD}/{body['id']}").json()
+    assert (shown["state"], shown["code"]) == ("refused", "unreadable_pdf")
 
 
 def test_the_name_is_its_last_path_part_without_control_characters(owner):
@@ -99,6 +106,14 @@ def test_an_empty_file_and_a_missing_part_are_400s_with_a_code(owner):
     assert response.status_code == 400 and response.json()["code"] == "invalid"
     response = owner.client.post(UPLOAD, {"file": "x"}, format="json")
     assert response.status_code == 415
+
+
+def test_two_file_parts_are_a_400_and_store_nothing(owner):
+    """Before, the second part was silently dropped and the upload answered 201."""
+    parts = [SimpleUploadedFile("a.txt", b"first"), SimpleUploadedFile("b.txt", b"second")]
+    response = owner.client.post(UPLOAD, {"file": parts}, format="multipart")
+    assert response.status_code == 400 and response.json()["code"] == "invalid"
+    assert not Attachment.objects.exists()
 
 
 # --- Tenancy: owner, colleague, outsider, anonymous ------------------------------

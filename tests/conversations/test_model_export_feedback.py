@@ -9,7 +9,7 @@ import pytest
 from assistant.chat import chat_submit
 from assistant.loop import run_turn
 from assistant.models import Turn
-from assistant_engine.organizations.models import StaffAccess
+from assistant_engine.organizations.models import Organization, StaffAccess
 from conversations.models import Message, MessageFeedback, Thread
 from tests.assistant.conftest import Clock
 from tests.fakes.scripted import ScriptedClient, call, say
@@ -19,8 +19,10 @@ ALLOWED = "bedrock-claude-haiku-4-5"
 
 
 @pytest.fixture
-def deployment(settings):
-    """Offline and Bedrock (EU) usable; Anthropic (US) not."""
+def deployment(settings, acme):
+    """Offline and Bedrock (EU) usable; Anthropic (US) not. The organization
+    lets its members pick any of them (tests/organizations/test_member_models.py)."""
+    Organization.objects.filter(pk=acme.pk).update(member_models=Organization.MemberModels.ANY)
     settings.BEDROCK_API_KEY, settings.BEDROCK_REGION = "br", "eu-central-2"
     settings.ASSISTANT_MODEL_OPTIONS = ["offline", ALLOWED, "anthropic-claude-haiku-4-5"]
     settings.ASSISTANT_ALLOW_US_PROCESSING = False

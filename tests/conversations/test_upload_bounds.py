@@ -84,7 +84,10 @@ def test_others_are_refused_the_same_way_and_the_owners_conversation_is_untouche
     assert response.json()["code"] == "too_many_messages"
     assert [str(m.client_id) for m in Message.objects.order_by("seq")] == [m["id"] for m in body["messages"]]
     fits = {**taken, "messages": messages(1)}
-    assert request.getfixturevalue(who).client.put(detail_url(body["id"]), fits, format="json").status_code == 404
+    # Within the bounds: a conversation of their own, under that id for them only.
+    assert request.getfixturevalue(who).client.put(detail_url(body["id"]), fits, format="json").status_code == 200
+    owners = Message.objects.filter(thread__user=owner.user).order_by("seq")
+    assert [str(m.client_id) for m in owners] == [m["id"] for m in body["messages"]]
 
 
 def test_anonymous_gets_401_and_nothing_is_written(anonymous, db, small_bounds):

@@ -54,9 +54,10 @@ def test_one_new_message_costs_one_insert_whatever_the_length(owner, length, dja
     upsert(owner, body)
     before = rows()
     added = long_conversation(1)["messages"]
-    # savepoint, ownership check, thread lock, thread update, stored messages,
-    # their tool calls, one insert, release: the same for 10 or 300 messages.
-    with django_assert_num_queries(8):
+    # savepoint, thread lock (the person's own only: no other ownership check),
+    # thread update, stored messages, their tool calls, one insert, release:
+    # the same for 10 or 300 messages.
+    with django_assert_num_queries(7):
         outcome = upsert(owner, newer(body, messages=body["messages"] + added))
     assert outcome.writes == services.UpsertWrites(messages_created=1)
     after = rows()
@@ -68,7 +69,7 @@ def test_the_same_upload_again_writes_no_message_or_tool_call(owner, django_asse
     body = long_conversation(20)
     upsert(owner, body)
     before = rows()
-    with django_assert_num_queries(7):
+    with django_assert_num_queries(6):
         outcome = upsert(owner, newer(body, messages=body["messages"]))
     assert outcome.writes.rows == 0
     assert rows() == before

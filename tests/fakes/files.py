@@ -17,13 +17,31 @@ def png(width: int = 2, height: int = 2) -> bytes:
 def pdf(text: str = "Quarterly budget: 42 francs") -> bytes:
     """A one-page PDF whose page shows `text` (ASCII), with a correct xref table."""
     stream = f"BT /F1 12 Tf 72 720 Td ({text}) Tj ET".encode()
+    return _pdf(b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream", pages=1)
+
+
+def pdf_bomb(pages: int = 10, inflated_bytes: int = 2_000_000) -> bytes:
+    """The attacker's PDF of a few KB: `pages` pages sharing one compressed
+    content stream that inflates to `inflated_bytes` of text operators, so a
+    text extractor parses it once per page (a minute of CPU, unbounded)."""
+    line = b"BT /F1 12 Tf 72 720 Td (budget) Tj ET\n"
+    stream = zlib.compress(line * (inflated_bytes // len(line)), 9)
+    return _pdf(b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(stream) + stream + b"\nendstream",
+                pages=pages)
+
+
+def _pdf(content: bytes, *, pages: int) -> bytes:
+    """A PDF of `pages` pages (objects 6…) that all show the content stream (object 4)."""
+    kids = b" ".join(b"%d 0 R" % (6 + page) for page in range(pages))
+    page = (b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+            b"/Resources << /Font << /F1 5 0 R >> >> >>")
     objects = [
         b"<< /Type /Catalog /Pages 2 0 R >>",
-        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
-        b"/Resources << /Font << /F1 5 0 R >> >> >>",
-        b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream",
+        b"<< /Type /Pages /Kids [" + kids + b"] /Count %d >>" % pages,
+        b"<< >>",  # unused (object numbers kept stable)
+        content,
         b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+        *([page] * pages),
     ]
     out = b"%PDF-1.4\n"
     offsets = []

@@ -81,11 +81,17 @@ class ToolResults:
 HistoryItem = UserText | AssistantReply | ToolResults
 
 
+# Not html.escape: the name comes neutralized ("&lt;" already), and "&" needn't be escaped again.
+_ATTRIBUTE_ESCAPES = str.maketrans({'"': "&quot;", "<": "&lt;", ">": "&gt;"})
+
+
 def file_as_text(part: FilePart) -> str:
     """A file for a model that reads only text: its name and type, then its
-    text in a block the model can tell apart from the person's own words."""
+    text in a block the model can tell apart from the person's own words.
+    The text can't close the block: the history neutralized every variant of
+    its tag (assistant.app_events); the name can't leave its attribute."""
     body = part.text if part.text.strip() else "(no text could be extracted from this file)"
-    name = part.name.replace('"', "'")
+    name = part.name.translate(_ATTRIBUTE_ESCAPES)
     return f'<attached_file name="{name}" type="{part.media_type}">\n{body}\n</attached_file>'
 
 # --- What a model streams back ----------------------------------------------

@@ -1,7 +1,8 @@
 // Files to send with the next message: the paperclip, a drop on the chat, a
 // paste in the composer. Each file is uploaded at once (POST /api/files: the
-// server judges its type from its bytes) and shown as a chip until it is sent
-// or removed; chat.js sends the ids with the message. While the last message
+// server judges its type from its bytes; a PDF's text is then read by a
+// worker) and shown as a chip, in the order the person added them, until it is
+// sent or removed; chat.js sends the ids with the message, once all are ready. While the last message
 // is edited, the chips are its files instead (each removable; none added): the
 // edit sends the ids of those left, which the new version keeps.
 
@@ -15,6 +16,9 @@ const REFUSALS = {
   file_too_large: gettext('This file is too large to attach.'),
   empty_file: gettext('This file is empty.'),
   unreadable_pdf: gettext('This PDF cannot be read.'),
+  too_many_pages: gettext('This PDF has too many pages.'),
+  files_still_reading: gettext('Your other PDFs are still being read: attach this one in a moment.'),
+  unattached_files_limit: gettext('Your files waiting to be sent are too large together: send or remove some first.'),
 };
 const size = (bytes) => (bytes < 1024 ? interpolate(gettext('%(n)s bytes'), { n: bytes })
   : bytes < 1024 * 1024 ? interpolate(gettext('%(n)s KB'), { n: Math.round(bytes / 1024) })
@@ -37,49 +41,95 @@ export function sentFiles(files) {
         el('span', { class: 'file__meta' }, `${file.type} · ${size(file.size)}`)))));
 }
 
+// A PDF is read by a worker after its upload (state `reading`): asked again this often, this many times.
+const READING_POLL_MS = 700;
+const READING_POLLS = 200;
+const sleep = (ms) => new Promise((resolve) => { setTimeout(resolve, ms); });
+
 export function mountAttachments(chat, { signal, announce, showError }) {
   const list = chat.querySelector('[data-attachments]');
   const picker = chat.querySelector('[data-file-input]');
   const input = chat.querySelector('[data-composer-input]');
   const paperclip = chat.querySelector('[data-attach]');
-  let files = []; // {id, name, type, size} once uploaded
+  // In the order the person added them (a chip from the moment it is chosen,
+  // whatever order the uploads finish in): {key, name, size, type?, id?, pending?}.
+  let files = [];
   let kept = null; // while editing: the edited message's files still kept, {id, name, meta}
-  let uploading = 0;
+  let waiters = [];
+  let nextKey = 0;
+
+  const pending = () => files.filter((file) => file.pending).length;
+  function settle() {
+    if (pending()) return;
+    waiters.forEach((resolve) => resolve());
+    waiters = [];
+  }
+  const meta = (file) => file.meta ?? (file.pending === 'reading' ? gettext('Reading…')
+    : file.pending ? gettext('Uploading…') : `${file.type} · ${size(file.size)}`);
 
   function render() {
     const shown = kept ?? files;
-    list.replaceChildren(...shown.map((file) => el('li', { class: 'attachment' },
+    list.replaceChildren(...shown.map((file) => el('li', { class: 'attachment', 'aria-busy': file.pending ? 'true' : 'false' },
       el('span', { class: 'attachment__name' }, file.name),
-      el('span', { class: 'attachment__meta' }, file.meta ?? `${file.type} · ${size(file.size)}`),
+      el('span', { class: 'attachment__meta' }, meta(file)),
       el('button', {
-        type: 'button', class: 'icon-btn attachment__remove', 'data-remove-file': file.id,
+        type: 'button', class: 'icon-btn attachment__remove', 'data-remove-file': file.id ?? `key-${file.key}`,
         'aria-label': interpolate(gettext('Remove %(name)s'), { name: file.name }),
       }, '×'))));
-    list.hidden = shown.length === 0 && (kept !== null || uploading === 0);
+    list.hidden = shown.length === 0;
   }
 
-  async function add(chosen) {
+  function drop(entry, message) {
+    files = files.filter((file) => file !== entry);
+    if (message) showError(`${entry.name}: ${message}`);
+    render();
+    settle();
+  }
+
+  // A PDF's text is read by a worker: the chip says so until it is ready or refused.
+  async function untilRead(entry) {
+    for (let poll = 0; poll < READING_POLLS && files.includes(entry); poll += 1) {
+      await sleep(READING_POLL_MS);
+      const response = await api('GET', apiUrl(`files/${entry.id}`));
+      if (response.ok && response.data.state === 'ready') return true;
+      if (!response.ok || response.data.state === 'refused') {
+        drop(entry, REFUSALS[response.data.code] ?? response.data.detail);
+        return false;
+      }
+    }
+    if (files.includes(entry)) drop(entry, REFUSALS.unreadable_pdf);
+    return false;
+  }
+
+  async function upload(entry, file) {
+    const form = new FormData();
+    form.append('file', file, file.name);
+    const response = await api('POST', apiUrl('files'), form);
+    if (!files.includes(entry)) return; // removed while it was uploading
+    if (!response.ok) { drop(entry, REFUSALS[response.data.code] ?? response.data.detail); return; }
+    Object.assign(entry, response.data, { pending: response.data.state === 'reading' ? 'reading' : false });
+    render();
+    if (entry.pending && !(await untilRead(entry))) return;
+    entry.pending = false;
+    announce(interpolate(gettext('%(name)s attached.'), { name: entry.name }));
+    render();
+    settle();
+  }
+
+  function add(chosen) {
     if (kept) { // the edit API keeps files of the message, it takes no new one
       showError(gettext('An edited message keeps or drops its own files: send new files with a new message.'));
       return;
     }
     for (const file of chosen) {
-      if (files.length + uploading >= MAX_FILES) {
+      if (files.length >= MAX_FILES) {
         showError(interpolate(gettext('A message can take at most %(n)s files.'), { n: MAX_FILES }));
         return;
       }
-      uploading += 1;
-      const form = new FormData();
-      form.append('file', file, file.name);
-      const response = await api('POST', apiUrl('files'), form);
-      uploading -= 1;
-      if (!response.ok) {
-        showError(`${file.name}: ${REFUSALS[response.data.code] ?? response.data.detail}`);
-      } else {
-        files.push(response.data);
-        announce(interpolate(gettext('%(name)s attached.'), { name: response.data.name }));
-      }
+      const entry = { key: nextKey += 1, name: file.name, size: file.size, pending: 'uploading' };
+      files.push(entry);
       render();
+      upload(entry, file);
     }
   }
 
@@ -89,8 +139,9 @@ export function mountAttachments(chat, { signal, announce, showError }) {
     const id = event.target.closest('[data-remove-file]')?.dataset.removeFile;
     if (!id) return;
     if (kept) kept = kept.filter((file) => file.id !== id);
-    else files = files.filter((file) => file.id !== id);
+    else files = files.filter((file) => (file.id ?? `key-${file.key}`) !== id);
     render();
+    settle();
     input.focus();
   }, { signal });
   input.addEventListener('paste', (event) => {
@@ -112,7 +163,9 @@ export function mountAttachments(chat, { signal, announce, showError }) {
 
   return {
     get files() { return [...(kept ?? files)]; },
-    get busy() { return uploading > 0; },
+    get busy() { return !kept && pending() > 0; },
+    // Resolves once every file added so far is uploaded and read (or dropped).
+    ready() { return pending() ? new Promise((resolve) => { waiters.push(resolve); }) : Promise.resolve(); },
     clear() { files = []; render(); },
     // Editing a message: its files (messageFiles) shown to keep or remove; null: editing ends.
     editing(ofMessage) {

@@ -124,8 +124,16 @@ export function mountChat(chat, { panel = false } = {}) {
   // --- Sending -----------------------------------------------------------
 
   async function submit() {
+    if (!input.value.trim() || state.busy || state.waitingForFiles) return;
+    if (attachments.busy) { // sent as soon as its files are uploaded and read
+      state.waitingForFiles = true;
+      announce(gettext('Your message is sent once its files are ready.'));
+      await attachments.ready();
+      state.waitingForFiles = false;
+      if (state.busy) return;
+    }
     const text = input.value;
-    if (!text.trim() || state.busy || attachments.busy) return;
+    if (!text.trim()) return;
     if (state.editing) { // the message's files still shown are those the new version keeps
       redo('edit', { message: text, attachments: attachments.files.map((file) => file.id) });
       return;
