@@ -23,7 +23,7 @@ from assistant_engine.organizations.instructions import (
     organization_instructions_set,
 )
 from assistant_engine.organizations.personal_data import export_user_stream
-from assistant_engine.providers.org_models import member_options
+from assistant_engine.providers.org_models import member_options, rule_of
 
 
 class MyExportView(MemberAPIView):
@@ -108,5 +108,6 @@ class MyModelsView(MemberAPIView):
                    description="The model options a conversation may be given in this organization (PATCH "
                    "/api/conversations/{id} `model`, POST /api/chat `model`).")
     def get(self, request):
+        options = member_options(self.member.organization_id, rule_of(self.member))
         return Response([{"id": option.id, "label": option.label, "processing": option.processing_label,
-                          "location": option.location} for option in member_options(self.member.organization_id)])
+                          "location": option.location} for option in options])

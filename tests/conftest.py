@@ -3,6 +3,7 @@ another organization, and an anonymous client. Every endpoint is tried by each.
 """
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -20,6 +21,11 @@ class Person:
     member: Member
     client: APIClient
     token: str = ""  # the API token of `client` (hashed in the database; only this copy is clear)
+
+    @cached_property
+    def mcp_token(self) -> str:
+        """An MCP-only token of the person's (what /mcp accepts), made on first use."""
+        return create_token(self.member, mcp_only=True)[1]
 
 
 def make_person(username: str, organization: Organization, role: str = "member") -> Person:

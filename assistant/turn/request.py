@@ -52,6 +52,7 @@ class RequestPhase(TurnState):
         self.system = system_prompt(organization=membership.organization.instructions, person=membership.instructions,
                                     language=preferences.language if preferences else "")
         organization = membership.organization
+        self.model_rule = (organization.model_option, organization.member_models)
         return Member(membership.organization_id, membership.user_id, membership.role,
                       tenant=tenant_of(organization))
 
@@ -60,7 +61,7 @@ class RequestPhase(TurnState):
         turn starts (an admin may have changed the organization's options since)."""
         thread = self.turn.thread
         if thread is not None and thread.model_option and not option_allowed(
-                self.turn.organization_id, self.turn.model_option):
+                self.turn.organization_id, self.turn.model_option, self.model_rule):
             raise TurnStopped(Turn.FailureKind.MODEL, MODEL_NOT_ALLOWED_NOTICE)
 
     def _open_client(self) -> None:

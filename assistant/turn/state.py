@@ -43,6 +43,8 @@ class TurnState:
         self.context: Context | None = None
         self.last_reply_id: UUID | None = None
         self.key_source = ""
+        # The organization's model option and members' rule, read with the verified member.
+        self.model_rule: tuple[str, str] | None = None
         self.system = system_prompt()  # with the instructions once the member is verified
         self.cancel_checked_at = self.deadline - settings.ASSISTANT_TURN_SECONDS  # the start: no extra reading
         # What the call being streamed has cost so far when the stream is closed

@@ -184,6 +184,10 @@ if ASSISTANT_TRIFECTA not in ("warn", "block"):
 # How long what a person's MCP clients read taints their sends, whichever
 # session or web process serves them (surfaces/mcp/record.py).
 MCP_TAINT_HOURS = env_int("MCP_TAINT_HOURS", 24, minimum=1)
+# /mcp takes MCP-only tokens (the tokens page's "for an MCP client only"): a token
+# an MCP client holds can neither start a turn nor confirm a card on the API.
+# On for a while after an upgrade, it lets existing clients' API tokens in too.
+MCP_ACCEPTS_API_TOKENS = env_bool("MCP_ACCEPTS_API_TOKENS", False)
 ASSISTANT_CARD_LIFETIME_SECONDS = env_int("ASSISTANT_CARD_LIFETIME_SECONDS", 24 * 3600, minimum=60)
 # A confirmed card with no recorded outcome this long after the click was cut
 # short (its process died): it becomes `outcome_unknown`, never retried. Above

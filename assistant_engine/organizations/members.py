@@ -21,12 +21,14 @@ class MemberTerms:
     the model's residency rules when it opens the client. Never keep a Member
     carrying terms beyond the request that resolved it."""
 
-    # The organization's model option ("": the deployment's ASSISTANT_MODEL).
+    # The organization's model option ("": the deployment's ASSISTANT_MODEL),
+    # and which options its members may pick (Organization.MemberModels).
     model_choice: str
     # The person's own monthly cap in credits, and the organization's default
     # for members without one (None: no cap).
     own_cap_credits: int | None
     default_cap_credits: int | None
+    member_models: str = "organization"
 
     @property
     def cap_credits(self) -> int | None:
@@ -89,6 +91,7 @@ def member_from_membership(membership: Membership) -> Member:
             model_choice=organization.model_option,
             own_cap_credits=membership.monthly_cap_credits,
             default_cap_credits=organization.default_member_cap_credits,
+            member_models=organization.member_models,
         ),
     )
 

@@ -95,11 +95,24 @@ def choosable_option_ids() -> list[str]:
                   and unusable_reason(option, api_key="organization-key") is None)]
 
 
-def member_options(organization_id: int) -> list[ModelOption]:
+# The organization's model option and its rule for its members' picks, as read
+# with the membership (MemberTerms), or None: read it now.
+Rule = tuple[str, str] | None
+
+
+def rule_of(member: Member) -> Rule:
+    return (member.terms.model_choice, member.terms.member_models) if member.terms else None
+
+
+def _rule(organization_id: int, rule: Rule) -> tuple[str, str]:
+    return rule or Organization.objects.values_list("model_option", "member_models").get(pk=organization_id)
+
+
+def member_options(organization_id: int, rule: Rule = None) -> list[ModelOption]:
     """The options a member may give a conversation: those the organization
     may choose (allowed_options), narrowed by its rule (Organization.member_models)."""
-    chosen, rule = Organization.objects.values_list("model_option", "member_models").get(pk=organization_id)
-    return [option for option in allowed_options(organization_id) if _rule_allows(rule, chosen, option)]
+    chosen, member_models = _rule(organization_id, rule)
+    return [option for option in allowed_options(organization_id) if _rule_allows(member_models, chosen, option)]
 
 
 def _rule_allows(rule: str, chosen: str, option: ModelOption) -> bool:
@@ -115,16 +128,17 @@ def _rule_allows(rule: str, chosen: str, option: ModelOption) -> bool:
     return option.id == own.id
 
 
-def option_allowed(organization_id: int, option_id: str) -> bool:
+def option_allowed(organization_id: int, option_id: str, rule: Rule = None) -> bool:
     """Whether a member may run a conversation on `option_id`: among
-    member_options(organization_id), read with one query (the organization's
-    rule), and the keys' only when the deployment's own don't make it usable."""
+    member_options(organization_id), without a query when the caller has
+    the organization's rule and the deployment's own settings make the
+    option usable (the common case: a turn's check in the worker)."""
     allowed = settings.ASSISTANT_MODEL_OPTIONS
     option = next((option for option in CATALOG if option.id == option_id), None)
     if option is None or (allowed and option_id not in allowed):
         return False
-    chosen, rule = Organization.objects.values_list("model_option", "member_models").get(pk=organization_id)
-    if not _rule_allows(rule, chosen, option):
+    chosen, member_models = _rule(organization_id, rule)
+    if not _rule_allows(member_models, chosen, option):
         return False
     if unusable_reason(option) is None:
         return True
@@ -138,7 +152,7 @@ def option_for_conversation(member: Member, chosen: str) -> ModelOption:
     organization's (option_for_member)."""
     if not chosen:
         return option_for_member(member)
-    if not option_allowed(member.organization_id, chosen):
+    if not option_allowed(member.organization_id, chosen, rule_of(member)):
         raise ModelNotAllowed(chosen)
     return model_option(chosen)
 

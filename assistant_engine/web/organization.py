@@ -41,9 +41,9 @@ from assistant_engine.providers.models import ProviderKey
 from assistant_engine.providers.org_models import (
     KeyRefused,
     ModelNotAllowed,
-    member_models_set,
     ProviderNotConfigured,
     allowed_options,
+    member_models_set,
     model_choose,
     provider_key_remove,
     provider_key_save,
@@ -234,7 +234,8 @@ def choose_model(request) -> str:
 
 @admin_action
 def choose_member_models(request) -> str:
-    member_models_set(request.member, rule=_valid(MemberModelsForm(request.POST), _("Choose one of the rules."))["rule"])
+    chosen = _valid(MemberModelsForm(request.POST), _("Choose one of the rules."))
+    member_models_set(request.member, rule=chosen["rule"])
     return _("The models members may choose were changed.")
 
 

@@ -19,7 +19,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 from assistant.page_shell import shell_context
 from assistant_engine.organizations.api import SESSION_ORGANIZATION_KEY
 from assistant_engine.organizations.members import memberships_of
-from assistant_engine.providers.org_models import member_options
+from assistant_engine.providers.org_models import member_options, rule_of
 from assistant_engine.web import selectors
 from assistant_engine.web.language import LoginView
 from assistant_engine.web.members import member_required
@@ -71,14 +71,14 @@ def chat(request, conversation_id: UUID | None = None):
         "sidebar": selectors.sidebar(request.member, current_id=str(conversation_id or "")),
         "current_id": str(conversation_id or ""),
         "examples": EXAMPLES,
-        "model_options": model_menu(request.member.organization_id),
+        "model_options": model_menu(request.member),
         "service_down_seconds": settings.SERVICE_DOWN_SECONDS,
     })
 
 
-def model_menu(organization_id: int) -> list:
+def model_menu(member) -> list:
     """The chat's model menu: shown only when a member has more than the organization's own model to pick."""
-    options = member_options(organization_id)
+    options = member_options(member.organization_id, rule_of(member))
     return options if len(options) > 1 else []
 
 

@@ -27,14 +27,18 @@ class McpDoor(Door):
 
     def session(self, person, *steps):
         """The (tool, arguments) steps in one client session; their results."""
+        token = person.mcp_token if person else None
+
         async def go():
-            async with mcp_session(self.server.url, person.token if person else None) as session:
+            async with mcp_session(self.server.url, token) as session:
                 return [await session.call_tool(*step) for step in steps]
         return run(go())
 
     def tools(self, person) -> list[str]:
+        token = person.mcp_token
+
         async def go():
-            async with mcp_session(self.server.url, person.token) as session:
+            async with mcp_session(self.server.url, token) as session:
                 return [tool.name for tool in (await session.list_tools()).tools]
         return run(go())
 

@@ -7,9 +7,9 @@ import pytest
 from django.core import mail
 
 from assistant.card_presentation import TRIFECTA_WARNING, tool_title
+from assistant.loop import run_turn
 from assistant.models import ActionCard, Turn
 from assistant.turn.outcome import CANCELLED_NOTICE
-from assistant.loop import run_turn
 from assistant_engine.organizations.models import Organization
 from conversations.models import Message, Thread
 from tests.assistant.conftest import Clock

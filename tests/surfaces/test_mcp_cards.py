@@ -27,9 +27,11 @@ def server(transactional_db):
 
 def calls(server, person, *steps):
     """Run the (name, arguments) steps in one client session; a step may be a callable run in between."""
+    token = person.mcp_token
+
     async def go():
         results = []
-        async with mcp_session(server.url, person.token) as session:
+        async with mcp_session(server.url, token) as session:
             for step in steps:
                 if callable(step):
                     await sync_to_async(step)(results)

@@ -28,7 +28,7 @@ def server(transactional_db):
 
 
 def token_of(person) -> str:
-    return person.token
+    return person.mcp_token
 
 
 def call(server, person, name, arguments):
@@ -226,7 +226,7 @@ def test_tool_calls_are_throttled_per_person(server, owner, colleague, settings)
 def test_a_token_acts_in_its_own_organization_and_stops_when_revoked(server, owner, globex):
     Membership.objects.create(organization=globex, user=owner.user, role="member")
     in_globex = Member(organization_id=globex.id, user_id=owner.user.id, role="member", organization_slug="globex")
-    _, globex_token = create_token(in_globex)
+    _, globex_token = create_token(in_globex, mcp_only=True)
     Note.objects.create(organization=owner.organization, owner=owner.user, title="Acme note", body="x")
     Note.objects.create(organization=globex, owner=owner.user, title="Globex note", body="x")
     owner_in_globex = type(owner)(user=owner.user, organization=globex, member=in_globex, client=None,
@@ -248,7 +248,7 @@ def test_a_suspended_membership_gets_401_and_lifting_it_restores_access(server, 
 
     def initialize():
         return httpx2.post(
-            f"{server.url}/mcp", headers={"Authorization": f"Bearer {owner.token}",
+            f"{server.url}/mcp", headers={"Authorization": f"Bearer {owner.mcp_token}",
                                           "Accept": "application/json, text/event-stream"},
             json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}},
         ).status_code
@@ -273,3 +273,28 @@ def test_an_mcp_only_token_works_at_mcp_and_its_card_waits_for_the_person(server
     assert refused.status_code == 401 and refused.json()["code"] == "authentication_failed"
     assert ActionCard.objects.get(id=card["cardId"]).status == "pending" and not mail.outbox
 
+
+
+def initialize(server, token: str, **headers) -> httpx2.Response:
+    return httpx2.post(f"{server.url}/mcp", headers={
+        "Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream", **headers},
+        json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
+
+
+def test_an_api_token_is_refused_at_mcp_unless_the_upgrade_setting_lets_it_in(server, owner, settings):
+    """A token an MCP client holds must not be one that starts turns and confirms cards on the API."""
+    assert initialize(server, owner.token).status_code == 401
+    assert initialize(server, owner.mcp_token).status_code == 200
+    settings.MCP_ACCEPTS_API_TOKENS = True  # for existing clients, while they move to MCP-only tokens
+    assert initialize(server, owner.token).status_code == 200
+
+
+def test_plain_http_is_refused_at_mcp_when_the_ssl_redirect_is_on(server, owner, settings):
+    """Django redirects plain HTTP to HTTPS; /mcp is outside Django, and a redirected client would resend its token."""
+    settings.SECURE_SSL_REDIRECT = True
+    refused = initialize(server, owner.mcp_token)
+    assert refused.status_code == 403 and refused.json()["code"] == "https_required"
+    assert refused.headers["Cache-Control"] == "no-store"
+    settings.SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    assert initialize(server, owner.mcp_token, **{"X-Forwarded-Proto": "https"}).status_code == 200

@@ -75,7 +75,7 @@ def test_the_taint_is_the_persons_in_one_organization(server, owner, colleague, 
     Membership.objects.create(organization=globex, user=owner.user, role="member")
     in_globex = Member(organization_id=globex.id, user_id=owner.user.id, role="member", organization_slug="globex")
     owner_in_globex = type(owner)(user=owner.user, organization=globex, member=in_globex, client=None,
-                                  token=create_token(in_globex)[1])
+                                  token=create_token(in_globex, mcp_only=True)[1])
     assert call(server, owner_in_globex, "send_email", SEND).structured_content["trifectaWarning"] is False
     assert call(server, owner, "send_email", SEND).structured_content["trifectaWarning"] is True
 
@@ -180,7 +180,7 @@ def test_mcp_answers_carry_djangos_security_headers_and_no_store(server, owner):
                              "clientInfo": {"name": "t", "version": "1"}}},
         )
     django = owner.client.get("/api/conversations")
-    for response in (initialize(owner.token), initialize("not-a-token")):
+    for response in (initialize(owner.mcp_token), initialize("not-a-token")):
         assert response.status_code in (200, 401)
         for name in ("X-Content-Type-Options", "Referrer-Policy", "X-Frame-Options", "Cross-Origin-Opener-Policy"):
             assert response.headers[name] == django.headers[name], name
@@ -188,12 +188,12 @@ def test_mcp_answers_carry_djangos_security_headers_and_no_store(server, owner):
         assert "frame-ancestors 'none'" in response.headers["Content-Security-Policy"]
         assert response.headers["Cache-Control"] == "no-store"
     # Stateless: no session for a client to be pinned to.
-    assert initialize(owner.token).status_code == 200
-    assert "mcp-session-id" not in initialize(owner.token).headers
+    assert initialize(owner.mcp_token).status_code == 200
+    assert "mcp-session-id" not in initialize(owner.mcp_token).headers
 
 
 def test_the_official_client_keeps_working_in_one_session(server, owner):
-    token = owner.token
+    token = owner.mcp_token
 
     async def go():
         async with mcp_session(server.url, token) as session:

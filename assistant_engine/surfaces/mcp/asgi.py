@@ -28,6 +28,11 @@ def with_mcp(django_app, prefix: str = ""):
             await current["mcp"](scope, receive, send)
         elif scope["type"] == "http" and scope["path"] == path:
             send = _with_headers(send, security_headers(scope))
+            # Django's SSL redirect does not run for /mcp: a bearer token sent in
+            # the clear is refused, not redirected (the client would resend it).
+            if settings.SECURE_SSL_REDIRECT and not _is_secure(scope):
+                await _refuse(send, 403, b"https_required", b"MCP is served over HTTPS only.")
+                return
             if "mcp" not in current:
                 await _unavailable(send)  # served without the lifespan protocol
                 return
@@ -83,7 +88,11 @@ def _with_headers(send, extra: list[tuple[bytes, bytes]]):
 
 
 async def _unavailable(send) -> None:
-    body = b'{"code": "mcp_unavailable", "detail": "The MCP server needs an ASGI server with lifespan on."}'
-    await send({"type": "http.response.start", "status": 503,
+    await _refuse(send, 503, b"mcp_unavailable", b"The MCP server needs an ASGI server with lifespan on.")
+
+
+async def _refuse(send, status: int, code: bytes, detail: bytes) -> None:
+    body = b'{"code": "' + code + b'", "detail": "' + detail + b'"}'
+    await send({"type": "http.response.start", "status": status,
                 "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
     await send({"type": "http.response.body", "body": body})

@@ -1,11 +1,14 @@
-"""Who calls /mcp: the person's API token (`Authorization: Bearer`), in the token's organization.
+"""Who calls /mcp: the person's MCP-only token (`Authorization: Bearer`), in the token's organization.
 
 The one place the MCP server checks a token: it runs on every HTTP request of
 a session (the SDK's bearer middleware), so a token revoked or a membership
 removed mid-session stops the next request.
 """
 
+import logging
+
 from asgiref.sync import sync_to_async
+from django.conf import settings
 from django.db import close_old_connections
 from mcp.server.auth.provider import AccessToken
 from rest_framework.exceptions import AuthenticationFailed
@@ -13,15 +16,20 @@ from rest_framework.exceptions import AuthenticationFailed
 from assistant_engine.organizations.members import Member, MembershipSuspended, NoOrganization, resolve_member_in
 from assistant_engine.organizations.tokens import OrganizationTokenAuthentication
 
+logger = logging.getLogger("assistant_engine.surfaces.mcp")
+
 
 def member_for_token(raw: str) -> Member | None:
-    """The verified Member a raw API token stands for, in the token's own
-    organization (as on the API), or None (→ 401): unknown, expired, an
-    inactive person, one who left that organization, or one whose membership
-    there is suspended."""
+    """The verified Member a raw MCP-only token stands for, in the token's own
+    organization (as on the API), or None (→ 401): unknown, expired, an API
+    token (unless MCP_ACCEPTS_API_TOKENS), an inactive person, one who left
+    that organization, or one whose membership there is suspended."""
     try:
         user, token = OrganizationTokenAuthentication().authenticate_credentials(raw.encode())
     except AuthenticationFailed:
+        return None
+    if not token.mcp_only and not settings.MCP_ACCEPTS_API_TOKENS:
+        logger.info("mcp_api_token_refused", extra={"token_id": token.pk})
         return None
     try:
         return resolve_member_in(user, token.organization_id)
