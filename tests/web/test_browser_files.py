@@ -13,7 +13,8 @@ import pytest
 from assistant.loop import run_turn
 from assistant.models import Turn
 from conversations.models import Attachment
-from tests.fakes.files import png
+from conversations.tasks import read_file_task
+from tests.fakes.files import pdf, png
 from tests.fakes.scripted import ScriptedClient, say
 from tests.web.accessibility import assert_accessible
 from tests.web.conftest import Browser
@@ -60,9 +61,14 @@ def with_notes_attached(browser, person, folder):
     notes = folder / "budget-notes.md"
     notes.write_text(NOTES)
     page.locator("[data-file-input]").set_input_files(str(notes))
-    # Uploads land in the order they finish: the notes are shown before anything else is added.
     page.get_by_role("list", name="Files to send").get_by_text("budget-notes.md").wait_for()
+    files_ready(page)
     return page
+
+
+def files_ready(page) -> None:
+    """Every chip uploaded (and a PDF read): none is busy any more."""
+    page.wait_for_function("() => !document.querySelector('[data-attachments] [aria-busy=true]')")
 
 
 def test_a_file_attached_and_dropped_is_shown_and_reaches_the_model(quiet_browser, owner, tmp_path):
@@ -70,6 +76,7 @@ def test_a_file_attached_and_dropped_is_shown_and_reaches_the_model(quiet_browse
     page.evaluate(DROP_IMAGE, ["whiteboard.png", base64.b64encode(png(40, 30)).decode()])
     chips = page.get_by_role("list", name="Files to send")
     chips.get_by_text("whiteboard.png").wait_for()
+    files_ready(page)
     assert "budget-notes.md" in chips.inner_text() and "text/plain" in chips.inner_text()
     assert_accessible(page, "two files waiting in the composer")
 
@@ -96,6 +103,57 @@ def test_a_file_attached_and_dropped_is_shown_and_reaches_the_model(quiet_browse
     assert page.get_by_role("list", name="Files to send").is_hidden()
     assert_accessible(page, "a message with a text file and an image")
     quiet_browser.shot(page, "files-attached")
+
+
+def test_files_keep_the_order_they_were_added_whatever_order_their_uploads_finish(quiet_browser, owner, tmp_path):
+    """The first upload is held until the second has finished: the chips, and the files the model gets,
+    stay in the order the person chose them (before, the last to finish went last)."""
+    page = quiet_browser.page(owner)
+    page.goto("/")
+    first, second = tmp_path / "first.md", tmp_path / "second.md"
+    first.write_text("one")
+    second.write_text("two")
+    held = []
+
+    def hold_the_first(route):
+        if b"first.md" in (route.request.post_data_buffer or b"") and not held:
+            held.append(route)
+        else:
+            route.continue_()
+
+    page.route("**/api/files", hold_the_first)
+    page.locator("[data-file-input]").set_input_files([str(first), str(second)])
+    page.wait_for_function("() => document.querySelectorAll('[data-attachments] [aria-busy=true]').length === 1")
+    assert held and Attachment.objects.filter(name="second.md").exists()
+    held[0].continue_()
+    files_ready(page)
+    chips = page.get_by_role("list", name="Files to send").get_by_role("listitem").all_inner_texts()
+    assert [chip.split("\n")[0] for chip in chips] == ["first.md", "second.md"]
+    client = sent_and_answered(page, "Both, please", "One and two.")
+    assert [f.name for f in client.requests[0].history[0].files] == ["first.md", "second.md"]
+
+
+def test_a_pdf_is_read_by_the_worker_before_its_message_goes(quiet_browser, owner, tmp_path):
+    """The upload answers at once (`reading`); the chip says so, and Enter sends the message once it is read."""
+    page = quiet_browser.page(owner)
+    page.goto("/")
+    report = tmp_path / "report.pdf"
+    report.write_bytes(pdf("Rent 1200"))
+    page.locator("[data-file-input]").set_input_files(str(report))
+    chips = page.get_by_role("list", name="Files to send")
+    chips.get_by_text("Reading…").wait_for()
+    assert_accessible(page, "a PDF being read")
+    composer = page.get_by_label("Message to the assistant")
+    composer.fill("What is the rent?")
+    composer.press("Enter")
+    page.locator("[data-announcer]").get_by_text("sent once its files are ready").wait_for(state="attached")
+    assert not Turn.objects.exists()  # held while the PDF is read
+    read_file_task(str(Attachment.objects.get(name="report.pdf").id))  # what the worker does
+    client = ScriptedClient(say("1200 a month."))
+    run_turn(queued_turn().id, client=client)
+    [message] = client.requests[0].history
+    assert message.text == "What is the rent?" and "Rent 1200" in message.files[0].text
+    page.get_by_text("1200 a month.").wait_for()
 
 
 def test_an_html_file_named_png_is_refused_with_the_reason(quiet_browser, owner, tmp_path):
