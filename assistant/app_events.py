@@ -26,7 +26,9 @@ def _spelled_loosely(word: str) -> str:
 
 
 def _name_loosely(first: str, second: str) -> str:
-    return _spelled_loosely(first) + _IGNORABLE + "[_-]?" + _IGNORABLE + _spelled_loosely(second)
+    # Never two runs of ignorable characters side by side: "\s*[_-]?\s*" backtracks
+    # quadratically on a long run of spaces (a file or a tool result could hold one).
+    return _spelled_loosely(first) + _IGNORABLE + "(?:[_-]" + _IGNORABLE + ")?" + _spelled_loosely(second)
 
 
 # The application's own blocks: its events (in the history), the instructions
@@ -42,8 +44,7 @@ BLOCK_NAMES = (("application", "events"), ("organization", "instructions"), ("pe
 _TAG_START = re.compile(
     "[<\uff1c\ufe64]"  # "<", fullwidth "＜", small "﹤"
     + _IGNORABLE
-    + "/?"
-    + _IGNORABLE
+    + "(?:/" + _IGNORABLE + ")?"
     + "(?:" + "|".join(_name_loosely(*name) for name in BLOCK_NAMES) + ")",
     re.IGNORECASE,
 )
