@@ -172,3 +172,31 @@ def test_a_messages_files_keep_the_order_the_person_gave_whatever_order_they_wer
 
 def item_thread(turn_id: str) -> str:
     return str(Turn.objects.get(id=turn_id).thread_id)
+
+
+# --- Under concurrency ------------------------------------------------------------------
+
+RACERS, FITTING = 16, 5
+
+
+@pytest.mark.django_db(transaction=True)
+def test_uploads_at_once_never_pass_the_organizations_bound(acme, settings):
+    """The organization's row lock: of 16 people uploading 1,000 bytes at once
+    into room for 5,000, exactly 5 are stored, whatever their order."""
+    from rest_framework.test import APIClient
+
+    from tests.conftest import make_person
+    from tests.races import race
+
+    settings.FILE_ORGANIZATION_UNATTACHED_MAX_BYTES = FITTING * 1000
+    tokens = [make_person(f"racer{index}", acme).token for index in range(RACERS)]
+
+    def upload_at_once(index: int) -> int:
+        client = APIClient()
+        client.credentials(HTTP_AUTHORIZATION=f"Bearer {tokens[index]}")
+        data = SimpleUploadedFile(f"{index}.txt", b"x" * 1000)
+        return client.post(UPLOAD, {"file": data}, format="multipart").status_code
+
+    statuses = race(RACERS, upload_at_once)
+    assert sorted(statuses) == [201] * FITTING + [429] * (RACERS - FITTING), statuses
+    assert Attachment.objects.count() == FITTING
