@@ -100,6 +100,7 @@ def file_upload(member: Member, *, name: str, data: bytes, now: datetime | None 
     if media_type is None:
         raise FileRefused("unsupported_file_type",
                           "Only text (UTF-8), Markdown, CSV, PDF, PNG, JPEG, GIF and WebP files can be attached.")
+    now = now or timezone.now()
     size, text, state = len(data), "", Attachment.State.READY
     if media_type == sniff.TEXT:
         text, data = sniff.text_of(data) or "", b""  # stored once, as its text (Attachment.content)
@@ -108,11 +109,11 @@ def file_upload(member: Member, *, name: str, data: bytes, now: datetime | None 
     with transaction.atomic():
         check_storage(member, size)
         if state == Attachment.State.READING:
-            check_reading(member, now or timezone.now())
+            check_reading(member, now)
         return Attachment.objects.create(
             organization_id=member.organization_id, user_id=member.user_id, name=clean_name(name),
             media_type=media_type, size=size, data=data, text=text, state=state,
-            model_bytes=model_bytes(media_type, text, 0), created_at=now or timezone.now(),
+            model_bytes=model_bytes(media_type, text, 0), created_at=now,
         )
 
 
@@ -120,7 +121,7 @@ def check_storage(member: Member, size: int) -> None:
     """Raises StorageFull when `size` more bytes would pass a bound. The
     organization's row is locked (in the caller's transaction): two uploads
     at once can't both fit in the last room."""
-    Organization.objects.select_for_update().filter(id=member.organization_id).exists()
+    Organization.objects.select_for_update().only("id").get(id=member.organization_id)
     organization_files = Attachment.objects.filter(organization_id=member.organization_id)
     unattached = organization_files.filter(message__isnull=True)
     if stored_bytes(unattached.filter(user_id=member.user_id)) + size > settings.FILE_UNATTACHED_MAX_BYTES:
