@@ -27,14 +27,9 @@ def cap_resources(cpu_seconds: int, memory_bytes: int) -> None:
 def read(data: bytes, *, max_pages: int, max_content_bytes: int, max_chars: int) -> dict:
     import io
 
-    from pypdf import PdfReader, overwrite_configuration
+    from pypdf import PdfReader
 
-    # pypdf's own decompression bounds, down to what one upload may inflate to.
-    overwrite_configuration(zlib_maximum_output_length=max_content_bytes,
-                            lzw_maximum_output_length=max_content_bytes,
-                            run_length_maximum_output_length=max_content_bytes,
-                            brotli_maximum_output_length=max_content_bytes,
-                            array_based_stream_maximum_output_length=max_content_bytes)
+    _bound_decompression(max_content_bytes)
     reader = PdfReader(io.BytesIO(data))
     if reader.is_encrypted:
         raise Refused("encrypted_pdf")
@@ -57,6 +52,18 @@ def read(data: bytes, *, max_pages: int, max_content_bytes: int, max_chars: int)
             raise Refused("unreadable_pdf")
         texts.append(text)
     return {"text": "\n\n".join(texts).replace("\x00", ""), "pages": pages}
+
+
+def _bound_decompression(max_bytes: int) -> None:
+    """pypdf's own decompression bounds, down to what one upload may inflate to
+    (its Configuration, pypdf 7.1; without it the bounds above still hold)."""
+    try:
+        from pypdf import overwrite_configuration
+    except ImportError:
+        return
+    overwrite_configuration(zlib_maximum_output_length=max_bytes, lzw_maximum_output_length=max_bytes,
+                            run_length_maximum_output_length=max_bytes, brotli_maximum_output_length=max_bytes,
+                            array_based_stream_maximum_output_length=max_bytes)
 
 
 def main() -> None:
