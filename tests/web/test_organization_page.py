@@ -44,6 +44,7 @@ def actions(owner):
     user_id = owner.user.id
     return [
         ("/organization/model", {"option": "offline"}),
+        ("/organization/member-models", {"rule": "any"}),
         ("/organization/keys", {"provider": "infomaniak", "key": KEY}),
         ("/organization/keys/infomaniak/remove", {}),
         ("/organization/default-cap", {"credits": "5"}),
@@ -113,9 +114,13 @@ def test_staff_without_a_membership_see_no_organizations_page(acme):
     assert response.status_code == 403 and b"not in an organization" in response.content
 
 
-def test_anonymous_is_sent_to_login(db):
+def test_anonymous_is_sent_to_login_on_the_page_and_every_action(owner):
     response = Client().get(PAGE)
     assert response.status_code == 302 and response["Location"].startswith("/login/")
+    for url, body in actions(owner):
+        response = Client().post(url, body)
+        assert response.status_code == 302 and response["Location"].startswith("/login/"), url
+    assert not OrganizationChange.objects.exists()
 
 
 def test_an_admin_changes_the_model_caps_and_suspensions_and_each_change_is_shown(admin_web, owner, acme):
