@@ -14,6 +14,7 @@ import pytest
 from django.conf import settings
 
 from assistant_engine.organizations.instructions import organization_instructions_set
+from assistant_engine.organizations.models import Organization
 from assistant_engine.providers.catalog import model_option
 from conversations.models import MessageFeedback, Thread
 from tests.conftest import make_person
@@ -48,11 +49,13 @@ def wire_worker(django_db_setup, wire):
 
 
 @pytest.fixture
-def page_of(chromium, live_server, wire_worker, wire, tmp_path, settings):
+def page_of(chromium, live_server, wire_worker, wire, tmp_path, settings, acme):
     from tests.web.browser import broker_folder
 
-    # The live server (this process) allows the same option as the worker.
+    # The live server (this process) allows the same option as the worker, and
+    # the organizations let their members pick it (their rule's default is their own model only).
     settings.INFOMANIAK_AI_TOKEN, settings.INFOMANIAK_AI_BASE_URL = "test-token", "http://127.0.0.1:9/v1"
+    Organization.objects.filter(pk=acme.pk).update(member_models=Organization.MemberModels.ANY)
     wire.requests.clear()
     session = Browser(chromium, live_server, tmp_path)
     with broker_folder(wire_worker):
