@@ -100,6 +100,7 @@ def seed_person(person, *, label: str) -> dict:
     files = [file_upload(person.member, name=f"{label}.txt", data=f"{label} file text".encode()),
              file_upload(person.member, name=f"{label}.png", data=png())]
     return {
+        "userId": person.user.id,
         "conversations": [str(thread.id) for thread in threads],
         "cards": [str(card.id) for card in cards],
         "turns": [str(turn_id) for turn_id in turns],

@@ -72,6 +72,23 @@ def _sent_by(person: str, request) -> list[str]:
     return SENT[person]
 
 
+# Conversation ids are each person's own on /api/ (an upload under the other's id
+# makes a conversation of one's own, as on /ai/): once a person's PUT under an id
+# of the other's was answered with a conversation of theirs (their userId), that
+# id names their own conversation for them. Texts still count.
+CLAIMED: dict[str, set[str]] = {}
+
+
+def _claimed_by(person: str, response, case) -> set[str]:
+    claimed = CLAIMED.setdefault(person, set())
+    conversation_id = (case.path_parameters or {}).get("conversation_id")
+    if conversation_id and response.request.method == "PUT" and 200 <= response.status_code < 300:
+        owner = ((response.json() or {}).get("conversation") or {}).get("userId")
+        if owner == seed()["people"][person].get("userId"):
+            claimed.add(conversation_id)
+    return claimed
+
+
 @schemathesis.check
 def seeded_objects_stay_private(ctx, response, case):
     """The other person's objects are not found, and nothing of theirs shows."""
@@ -79,14 +96,15 @@ def seeded_objects_stay_private(ctx, response, case):
     if person is None:  # anonymous or a forged credential: the 401 checks cover it
         return
     sent = _sent_by(person, response.request)
+    claimed = _claimed_by(person, response, case)
     others = [data for name, data in seed()["people"].items() if name != person]
-    requested = set((case.path_parameters or {}).values())
+    requested = set((case.path_parameters or {}).values()) - claimed
     try:
         text = response.text or ""
     except UnicodeDecodeError:  # a file's content (an image): its bytes may still hold a leaked id
         text = response.content.decode("utf-8", "replace")
     for other in others:
-        their_ids = {value for kind in ID_KINDS.values() for value in other.get(kind, [])}
+        their_ids = {value for kind in ID_KINDS.values() for value in other.get(kind, [])} - claimed
         if requested & their_ids and 200 <= response.status_code < 300:
             raise AssertionError(f"{person} got {response.status_code} on another person's object")
         leaked = [value for value in their_ids if value in text]

@@ -8,8 +8,10 @@ import pytest
 
 from tests.api_contract import st_hooks
 
-OLIVIA = {"conversations": ["c-olivia"], "cards": ["k-olivia"], "turns": ["t-olivia"], "texts": ["olivia trip"]}
-COLIN = {"conversations": ["c-colin"], "cards": ["k-colin"], "turns": ["t-colin"], "texts": ["colin trip"]}
+OLIVIA = {"userId": 1, "conversations": ["c-olivia"], "cards": ["k-olivia"], "turns": ["t-olivia"],
+          "texts": ["olivia trip"]}
+COLIN = {"userId": 2, "conversations": ["c-colin"], "cards": ["k-colin"], "turns": ["t-colin"],
+         "texts": ["colin trip"]}
 
 
 @pytest.fixture(autouse=True)
@@ -20,14 +22,16 @@ def seed_file(tmp_path, monkeypatch):
     monkeypatch.setenv("API_CONTRACT_SEED", str(path))
     st_hooks.seed.cache_clear()
     st_hooks.SENT.clear()
+    st_hooks.CLAIMED.clear()
     yield
     st_hooks.seed.cache_clear()
     st_hooks.SENT.clear()
+    st_hooks.CLAIMED.clear()
 
 
-def answer(status: int, body: dict, who: str = "Token o", sent: bytes = b""):
+def answer(status: int, body: dict, who: str = "Token o", sent: bytes = b"", method: str = "GET"):
     return SimpleNamespace(status_code=status, text=json.dumps(body), json=lambda: body,
-                           request=SimpleNamespace(headers={"Authorization": who}, body=sent))
+                           request=SimpleNamespace(headers={"Authorization": who}, body=sent, method=method))
 
 
 def case(path_parameters=None, body=None, operation_id="card_get"):
@@ -58,6 +62,22 @@ def test_a_text_the_person_sent_is_theirs_when_shown_back_but_ids_still_count():
         st_hooks.seeded_objects_stay_private(None, answer(200, {"id": "c-colin"}, sent=b"c-colin"), case())
     with pytest.raises(AssertionError, match="another person's data"):  # colin never sent it
         st_hooks.seeded_objects_stay_private(None, answer(200, {"title": "olivia trip"}, who="Token c"), case())
+
+
+def test_an_id_of_the_others_uploaded_as_ones_own_conversation_is_ones_own_from_then_on():
+    """PUT /api/conversations/{id} maps ids per person: olivia's upload under colin's id is her conversation."""
+    mine = {"conversation": {"id": "c-colin", "userId": 1, "title": "hers"}}
+    st_hooks.seeded_objects_stay_private(None, answer(200, mine, method="PUT"), case({"conversation_id": "c-colin"}))
+    st_hooks.seeded_objects_stay_private(None, answer(200, {"id": "c-colin"}), case({"conversation_id": "c-colin"}))
+    with pytest.raises(AssertionError, match="another person's data"):  # colin's texts still count
+        st_hooks.seeded_objects_stay_private(None, answer(200, {"id": "c-colin", "title": "colin trip 0"}), case())
+
+
+def test_a_put_answered_with_the_others_conversation_is_a_leak():
+    theirs = {"conversation": {"id": "c-colin", "userId": 2}}
+    with pytest.raises(AssertionError, match="another person's object"):
+        st_hooks.seeded_objects_stay_private(None, answer(200, theirs, method="PUT"),
+                                             case({"conversation_id": "c-colin"}))
 
 
 def test_no_accepted_negative_data_is_set_aside():
