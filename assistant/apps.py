@@ -38,8 +38,9 @@ def _register_personal_data() -> None:
 
 def _register_model_check() -> None:
     """PATCH /api/conversations/{id} {model}: which options the organization allows is ours to say."""
-    from assistant_engine.providers.org_models import choosable_option_ids, option_allowed
+    from assistant_engine.providers.org_models import choosable_option_ids, option_allowed, rule_of
     from conversations.extensions import register_models
 
-    register_models(check=lambda member, option_id: option_allowed(member.organization_id, option_id),
+    register_models(check=lambda member, option_id: option_allowed(member.organization_id, option_id,
+                                                                   rule_of(member)),
                     choices=choosable_option_ids)
