@@ -33,10 +33,11 @@ def _name_loosely(first: str, second: str) -> str:
 
 # The application's own blocks: its events (in the history), the instructions
 # sections of the system prompt (assistant.instructions) and the block a file
-# is wrapped in for a model that reads only text (providers.clients.base). No
+# is wrapped in for a model that reads only text (providers.clients.base), the summary of
+# earlier messages (assistant.history). No
 # text from the person, a tool, an instruction or a file may open or close any of them.
 BLOCK_NAMES = (("application", "events"), ("organization", "instructions"), ("person", "instructions"),
-               ("attached", "file"))
+               ("attached", "file"), ("conversation", "summary"))
 
 # "<", then an optional "/", then the name (any case, "_" or "-" or nothing
 # between the words, invisible characters anywhere). Matching the start is

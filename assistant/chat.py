@@ -17,11 +17,12 @@ from django.db.models import Q
 from django.utils import timezone
 
 from assistant.card_events import cards_restore, cards_withdraw, events_for_next_turn
-from assistant.history import history_bytes, load_history, uses_window
+from assistant.history import history_bytes, load_history
 from assistant.models import Turn
 from assistant.page_context import MARKER as PAGE_CONTEXT_MARKER
 from assistant.page_context import PageContext, render_page_context
 from assistant_engine.organizations.members import Member
+from assistant_engine.organizations.models import Organization
 from assistant_engine.providers.catalog import ModelOption
 from assistant_engine.providers.org_models import option_for_conversation
 from conversations.files import files_claim, files_copy
@@ -67,8 +68,8 @@ def chat_submit(member: Member, *, message: str, conversation_id: UUID | None,
     with transaction.atomic():
         thread = _thread_for_chat(member, conversation_id)
         option = _option_for_turn(member, thread, model)
-        # Measured before this message is added; a continuous conversation is never full.
-        used = None if uses_window(thread.continuous) else _history_size(thread)
+        # Measured before this message is added; only "full" conversations become full.
+        used = _history_size(thread) if becomes_full(member, thread) else None
         before = ThreadState.of(thread)
         if not created_thread:
             _deliver_card_events(member, thread, turn_id)
@@ -113,7 +114,8 @@ def chat_edit(member: Member, *, conversation_id: UUID, message: str,
     `attachments`: the files of the old message the new one keeps (None: all);
     FileNotFound or FileNotOfMessage for any other (nothing written)."""
     thread = thread_get_for_member(member, conversation_id)
-    check_room(history_bytes(load_history(thread.id)), message)
+    if becomes_full(member, thread):
+        check_room(history_bytes(load_history(thread.id)), message)
     return _redo(member, conversation_id=conversation_id, new_text=message, keep=attachments)
 
 
@@ -197,6 +199,17 @@ def _deliver_card_events(member: Member, thread: Thread, turn_id: UUID) -> Messa
     if not block:
         return None
     return message_append(member, thread=thread, role=Message.Role.EVENT, content=block, turn_id=turn_id)
+
+
+def becomes_full(member: Member, thread: Thread) -> bool:
+    """Whether the conversation can be full: under the organization's "full"
+    choice (Organization.HistoryMode), and never a continuous one (Telegram)."""
+    if thread.continuous:
+        return False
+    terms = member.terms
+    mode = terms.history_mode if terms else Organization.objects.values_list(
+        "history_mode", flat=True).get(pk=member.organization_id)
+    return mode == Organization.HistoryMode.FULL
 
 
 def _history_size(thread: Thread) -> int:

@@ -9,14 +9,12 @@ here, the one place history is built.
 
 import json
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from uuid import UUID
 
-from django.conf import settings
-
 from assistant.app_events import event_tool_names, neutralize
-from assistant.history_window import WindowItem, window_start
+from assistant.history_fit import history_bytes, history_parts
 from assistant.page_context import is_page_context, is_untrusted_page_context
 from assistant.trifecta import SeenCall, Taint, context_taint
 from assistant_engine.providers.clients.base import (
@@ -59,6 +57,42 @@ class StoredCall:
     finished: bool
 
 
+# The summary of earlier messages opens what is sent, in a block of its own:
+# the model wrote it from what it read then (third-party text included), so it
+# is neutralized like any text, and can't open an application events block.
+SUMMARY_OPEN = "<conversation_summary>"
+SUMMARY_CLOSE = "</conversation_summary>"
+SUMMARY_HEAD = ("Earlier messages of this conversation, summarized (the messages after this block are sent "
+                "whole):")
+
+
+@dataclass(frozen=True)
+class Start:
+    """A message what is sent may begin with: its index in Context.items, its seq, its turn."""
+
+    index: int
+    seq: int
+    turn_id: UUID | None
+
+
+@dataclass(frozen=True)
+class SummaryShown:
+    """The conversation's summary in use: the messages before `through_seq`
+    as the model is sent them, with the trifecta marks of what it stands for."""
+
+    through_seq: int
+    content: str
+    taint: Taint
+
+    def item(self) -> UserText:
+        return UserText(f"{SUMMARY_OPEN}\n{SUMMARY_HEAD}\n{neutralize(self.content)}\n{SUMMARY_CLOSE}")
+
+    @property
+    def seen(self) -> SeenCall:
+        flags = {"private"} if self.taint.read_private else set()
+        return SeenCall(flags=frozenset(flags | ({"untrusted"} if self.taint.read_untrusted else set())))
+
+
 @dataclass
 class Context:
     """What the model will be sent, its size, the taint of the tool results in
@@ -69,10 +103,23 @@ class Context:
     items: list[HistoryItem]
     taint: Taint
     next_seq: int
+    # Where the person (or the application) speaks, in order: what is sent may
+    # begin only there (a call always travels with its result).
+    starts: list["Start"] = field(default_factory=list)
+    # The summary standing for the messages before `starts[0]` (items[0] is its text), if any.
+    summary: SummaryShown | None = None
     size: int = 0
     parts: int = 0  # messages, tool uses and results: what providers frame one by one
 
     def __post_init__(self):
+        self.size, self.parts = history_bytes(self.items), history_parts(self.items)
+
+    def replace_head(self, summary: "SummaryShown", start: int) -> None:
+        """What is sent from now on: the summary, then the items from `start` on."""
+        shift = start - 1
+        self.items = [summary.item(), *self.items[start:]]
+        self.starts = [Start(s.index - shift, s.seq, s.turn_id) for s in self.starts if s.index >= start]
+        self.summary = summary
         self.size, self.parts = history_bytes(self.items), history_parts(self.items)
 
     def append_reply(self, content: str, calls: list[StoredCall]) -> None:
@@ -91,33 +138,39 @@ CALL_FIELDS = ("message_id", "tool_use_id", "name", "input", "result", "is_error
 FILE_FIELDS = ("message_id", "name", "media_type", "data", "text", "model_bytes")
 
 
-def load_files(thread_id: UUID) -> dict[UUID, tuple[FilePart, ...]]:
-    """The files of the thread's messages, by message, in the order the person attached them."""
+def load_files(thread_id: UUID, since_seq: int = 0) -> dict[UUID, tuple[FilePart, ...]]:
+    """The files of the thread's messages from `since_seq` on, by message, in the order the person attached them."""
     by_message: dict[UUID, list[FilePart]] = defaultdict(list)
-    rows = Attachment.objects.filter(message__thread_id=thread_id).order_by("position", "created_at", "id")
+    rows = Attachment.objects.filter(message__thread_id=thread_id, message__seq__gte=since_seq).order_by(
+        "position", "created_at", "id")
     for message_id, name, media_type, data, text, size in rows.values_list(*FILE_FIELDS):
         by_message[message_id].append(FilePart(neutralize(name), media_type, bytes(data), neutralize(text), size))
     return {message_id: tuple(parts) for message_id, parts in by_message.items()}
 
 
-def load_context(thread_id: UUID) -> Context:
-    """Three queries whatever the length of the conversation, read as plain
-    rows: building ~600 model instances per read was most of a turn's time."""
-    messages = Message.objects.filter(thread_id=thread_id).order_by("seq").values_list(*MESSAGE_FIELDS)
+def load_context(thread_id: UUID, *, summary: SummaryShown | None = None) -> Context:
+    """Three queries, read as plain rows (building ~600 model instances per
+    read was most of a turn's time). With a summary, only the messages after
+    it: a turn reads as much of a 5,000-message conversation as of a
+    50-message one, and the summary brings the marks of what it stands for."""
+    since = summary.through_seq if summary else 0
+    messages = Message.objects.filter(thread_id=thread_id, seq__gte=since).order_by("seq").values_list(*MESSAGE_FIELDS)
     calls_by_message: dict[UUID, list[StoredCall]] = defaultdict(list)
     # Superseded replies' calls too: never sent again, but what they read still
     # taints the conversation (a regenerate must not launder an inbox read).
     call_rows = (
-        ToolCall.objects.filter(message__thread_id=thread_id).order_by("position").values_list(*CALL_FIELDS)
+        ToolCall.objects.filter(message__thread_id=thread_id, message__seq__gte=since)
+        .order_by("position").values_list(*CALL_FIELDS)
     )
     for message_id, tool_use_id, name, tool_input, result, is_error, finished_at in call_rows:
         calls_by_message[message_id].append(
             StoredCall(tool_use_id, name, tool_input, result, is_error, finished_at is not None)
         )
-    files = load_files(thread_id)
-    items: list[HistoryItem] = []
-    seen: list[SeenCall] = []
-    next_seq = 0
+    files = load_files(thread_id, since)
+    items: list[HistoryItem] = [summary.item()] if summary else []
+    seen: list[SeenCall] = [summary.seen] if summary else []
+    starts: list[Start] = []
+    next_seq = since
     for message_id, seq, role, content, turn_id, superseded_at in messages:
         next_seq = seq + 1  # a previous version keeps its seq: the next message goes after it
         calls = calls_by_message.get(message_id, [])
@@ -134,8 +187,10 @@ def load_context(thread_id: UUID) -> Context:
         if message_id in files:  # seen once sent, as a superseded reply's reads
             seen.append(ATTACHED_FILE_SEEN)
         if superseded_at is None:  # a previous version (regenerated, edited) is never sent again
+            if role in (Message.Role.USER, Message.Role.EVENT):
+                starts.append(Start(len(items), seq, turn_id))
             items.extend(_items_of(role, content, turn_id, calls, files.get(message_id, ())))
-    return Context(items, context_taint(seen), next_seq)
+    return Context(items, context_taint(seen), next_seq, starts, summary)
 
 
 def uploaded_text(role: str, content: str, turn_id: UUID | None) -> bool:
@@ -239,64 +294,3 @@ def neutralize_json(value):
 
 def _as_object(value) -> dict:
     return value if isinstance(value, dict) else {"value": value}
-
-
-# Tokens a provider adds around what we send (the tool-use system prompt,
-# roles, block markers): generous, so the bound below stays an upper bound.
-FRAMING_TOKENS = 1024
-# Per message and per tool use or result: role and block markers, the call's
-# id and name (not counted in history_bytes).
-FRAMING_TOKENS_PER_PART = 64
-
-
-def request_token_bound(*, system: str, tools_bytes: int, history_size: int, history_parts: int) -> int:
-    """An upper bound of a request's input tokens: one per UTF-8 byte (a
-    byte-level tokenizer never makes a token of less than one byte) plus the
-    providers' framing. Takes the history's measures (`history_bytes`,
-    `history_parts`), which the loop keeps as it appends."""
-    text_bytes = len(system.encode()) + tools_bytes + history_size
-    return text_bytes + FRAMING_TOKENS + FRAMING_TOKENS_PER_PART * history_parts
-
-
-def history_parts(items: list[HistoryItem]) -> int:
-    count = 0
-    for item in items:
-        if isinstance(item, AssistantReply):
-            count += 1 + len(item.tool_uses)
-        elif isinstance(item, ToolResults):
-            count += 1 + len(item.results)
-        else:
-            count += 1 + len(item.files)
-    return count
-
-
-def history_bytes(items: list[HistoryItem]) -> int:
-    """The size of what would be sent, in UTF-8 bytes of its text."""
-    total = 0
-    for item in items:
-        if isinstance(item, UserText):
-            total += len(item.text.encode()) + sum(part.model_bytes for part in item.files)
-        elif isinstance(item, AssistantReply):
-            total += len(item.text.encode())
-            total += sum(len(json.dumps(use.input, ensure_ascii=False).encode()) for use in item.tool_uses)
-        else:
-            total += sum(len(result.content.encode()) for result in item.results)
-    return total
-
-
-def in_window(items: list[HistoryItem]) -> list[HistoryItem]:
-    """What a continuous conversation sends: the most recent items that fit
-    ASSISTANT_HISTORY_BYTES, at least the last HISTORY_WINDOW messages
-    (assistant.history_window)."""
-    start = window_start(
-        [WindowItem(history_bytes([item]), isinstance(item, UserText), not isinstance(item, ToolResults))
-         for item in items],
-        max_bytes=settings.ASSISTANT_HISTORY_BYTES, min_messages=settings.HISTORY_WINDOW,
-    )
-    return items[start:]
-
-
-def uses_window(continuous: bool) -> bool:
-    """A conversation's history is windowed (never full) when it is continuous
-    (Telegram), or everywhere when HISTORY_WINDOW_EVERYWHERE is on."""
-    return continuous or settings.HISTORY_WINDOW_EVERYWHERE

@@ -41,6 +41,7 @@ from assistant.turn.outcome import (
 from assistant.turn.request import RequestPhase
 from assistant.turn.settle import ThreadAfterTurn, finish_turn, own_key
 from assistant.turn.stream import StreamPhase
+from assistant.turn.summarize import SummaryPhase
 from assistant.turn.tool_calls import ToolCallPhase
 from assistant_engine.providers.clients.base import ModelClient, ProviderError, Usage
 
@@ -103,7 +104,7 @@ def run_turn(turn_id: UUID, *, client: ModelClient | None = None, clock: Callabl
     return outcome
 
 
-class TurnRunner(RequestPhase, StreamPhase, ToolCallPhase):
+class TurnRunner(RequestPhase, SummaryPhase, StreamPhase, ToolCallPhase):
     """One turn's loop: phases 1 to 3, step after step; run_turn settles (4)."""
 
     def run(self) -> Outcome:

@@ -165,6 +165,37 @@ class ToolCall(models.Model):
         return f"{self.name} ({self.tool_use_id})"
 
 
+class Summary(models.Model):
+    """What the model is sent instead of a conversation's older messages once
+    they no longer fit its window (assistant/summaries.py): written by the
+    model in a turn's step of its own, extended (never remade) when the
+    window fills again. The messages themselves stay, whole: the API, the
+    export and /ai/ show them as they were; only what the model is sent
+    changes. The newest summary of a thread is the one in use."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    thread = models.ForeignKey(Thread, on_delete=models.CASCADE, related_name="summaries")
+    # The messages it stands for: every one with a seq below this.
+    through_seq = models.PositiveIntegerField()
+    content = models.TextField()
+    # The trifecta marks of what it summarizes (a summary of an inbox message
+    # is still third-party content; of a note, still private data).
+    read_private = models.BooleanField(default=False)
+    read_untrusted = models.BooleanField(default=False)
+    # The turn whose step wrote it (billed to that turn), by id as Message.turn_id.
+    turn_id = models.UUIDField(null=True, blank=True)
+    input_tokens = models.PositiveIntegerField(default=0)
+    output_tokens = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["thread_id", "through_seq"]
+        indexes = [models.Index(fields=["thread", "-through_seq"], name="summary_thread_newest")]
+
+    def __str__(self):
+        return f"summary of {self.thread_id} through #{self.through_seq}"
+
+
 class MessageFeedback(models.Model):
     """The person's 👍/👎 on one reply of their own conversation, with an
     optional word. One per message: giving it again updates it."""

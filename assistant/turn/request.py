@@ -7,9 +7,19 @@ import logging
 
 from django.conf import settings
 
-from assistant.history import history_bytes, history_parts, in_window, load_context, request_token_bound, uses_window
+from assistant.history import load_context
+from assistant.history_fit import (
+    ConversationFull,
+    HistoryTooLong,
+    fit_full,
+    fit_summarized,
+    fit_window,
+    history_bytes,
+    history_parts,
+)
 from assistant.instructions import system_prompt
 from assistant.models import Turn
+from assistant.summaries import pending_card_seq, summary_in_use
 from assistant.trifecta import taint_union
 from assistant.turn.outcome import (
     CAP_NOTICE,
@@ -27,10 +37,20 @@ from assistant_engine.organizations.models import Membership
 from assistant_engine.providers.catalog import client_for
 from assistant_engine.providers.clients.base import ModelRequest
 from assistant_engine.providers.org_models import DEPLOYMENT, option_allowed, turn_key
+from assistant_engine.providers.windows import input_room, output_tokens, request_token_bound
 from credits.money import call_bound_micros, micros_from_credits, request_micros
 from credits.services import CreditsExhausted, MemberCapReached, credits_reserve_more
 
 logger = logging.getLogger("assistant.turn")
+
+SUMMARIZE, WINDOW, FULL = "summarize", "window", "full"
+TOO_LONG_FOR_MODEL = "this message and what it needs are more than the model can read at once"
+
+
+def history_mode_of(chosen: str, *, continuous: bool) -> str:
+    """The organization's choice (Organization.HistoryMode), except that a
+    continuous conversation (Telegram) is never full: it uses the window."""
+    return WINDOW if chosen == FULL and continuous else chosen
 
 
 class RequestPhase(TurnState):
@@ -53,6 +73,7 @@ class RequestPhase(TurnState):
                                     language=preferences.language if preferences else "")
         organization = membership.organization
         self.model_rule = (organization.model_option, organization.member_models)
+        self.history_mode = history_mode_of(organization.history_mode, continuous=self.turn.thread.continuous)
         return Member(membership.organization_id, membership.user_id, membership.role,
                       tenant=tenant_of(organization))
 
@@ -81,39 +102,68 @@ class RequestPhase(TurnState):
 
     def _load_history(self) -> None:
         # Read once: the worker is the thread's only writer while it responds,
-        # so each step appends what it wrote to what the loop holds.
-        self.context = load_context(self.turn.thread_id)
+        # so each step appends what it wrote to what the loop holds. Under
+        # "summarize", from the summary in use on (it brings the marks of what it stands for).
+        summary = summary_in_use(self.turn.thread_id) if self.history_mode == SUMMARIZE else None
+        self.context = load_context(self.turn.thread_id, summary=summary)
         # The guard follows what the model is about to see: every tool result
         # in the history, from this turn or any earlier one.
         self.taint = taint_union(self.taint, self.context.taint)
 
     def _next_request(self) -> ModelRequest:
-        """The step's request, its cost's bound held (_hold_for_call)."""
-        windowed = uses_window(self.turn.thread.continuous)
-        if not windowed and self.context.size > settings.ASSISTANT_HISTORY_BYTES:
-            raise TurnStopped(Turn.FailureKind.BOUNDS, bounds_notice("the conversation is full"))
-        # A continuous conversation (Telegram) sends its most recent
-        # messages that fit (the taint above still covers all of them).
-        history = in_window(self.context.items) if windowed else list(self.context.items)
-        request = ModelRequest(
-            system=self.system, history=history, tools=self.tool_specs,
-            max_tokens=settings.ASSISTANT_MAX_OUTPUT_TOKENS,
-        )
-        self._hold_for_call(request)
-        return request
+        """The step's request within the model's window, its cost's bound held (_hold_for_call)."""
+        max_tokens = output_tokens(self.option)
+        fixed_bytes = len(self.system.encode()) + self.tools_bytes
+        start = self._fit(input_room(self.option, max_tokens=max_tokens)
+                          - request_token_bound(text_bytes=fixed_bytes, parts=0))
+        items = self.context.items
+        history = items[start:] if start else list(items)
+        if start:  # a window: measure what is sent
+            size, parts = history_bytes(history), history_parts(history)
+        else:
+            size, parts = self.context.size, self.context.parts
+        self._hold_for_call(request_token_bound(text_bytes=fixed_bytes + size, parts=parts), max_tokens)
+        return ModelRequest(system=self.system, history=history, tools=self.tool_specs, max_tokens=max_tokens)
 
-    def _hold_for_call(self, request: ModelRequest) -> None:
+    def _fit(self, room: int) -> int:
+        """The index of the first history item sent, by the organization's
+        choice; under "summarize", the summary is extended first when needed."""
+        items = self.context.items
+        try:
+            if self.history_mode == FULL:
+                if self.context.size > settings.ASSISTANT_HISTORY_BYTES:
+                    raise ConversationFull
+                return fit_full(items, room=room).start
+            if self.history_mode == WINDOW:
+                return fit_window(items, room=room, max_bytes=settings.ASSISTANT_HISTORY_BYTES,
+                                  min_messages=settings.HISTORY_WINDOW).start
+            fit = fit_summarized(items, starts=[start.index for start in self.context.starts],
+                                 first=1 if self.context.summary else 0, latest=self._latest_fold(), room=room)
+        except ConversationFull:
+            raise TurnStopped(Turn.FailureKind.BOUNDS, bounds_notice("the conversation is full")) from None
+        except HistoryTooLong:
+            raise TurnStopped(Turn.FailureKind.BOUNDS, bounds_notice(TOO_LONG_FOR_MODEL)) from None
+        if fit.fold:
+            self._fold(fit.start, room)
+        return 0
+
+    def _latest_fold(self) -> int:
+        """The last item a summary may fold up to: the current turn's first
+        message, and never a pending card's proposal."""
+        starts = self.context.starts
+        latest = next((s.index for s in starts if s.turn_id == self.turn.id), starts[-1].index if starts else 0)
+        latest = min(latest, starts[-1].index) if starts else latest
+        pending = pending_card_seq(self.turn.thread_id) if starts else None
+        if pending is not None:  # the last start before the proposal's message
+            latest = min(latest, max((s.index for s in starts if s.seq <= pending), default=0))
+        return latest
+
+    def _hold_for_call(self, input_bound: int, max_tokens: int, *, job: str = "run_turn") -> None:
         """Hold an upper bound of this call's cost before making it, so the turn
         can never spend what the organization was not granted. Holds more only
         when what the turn holds does not cover what it spent plus the bound."""
-        if len(request.history) == len(self.context.items):
-            size, parts = self.context.size, self.context.parts
-        else:  # a window: measure what is sent
-            size, parts = history_bytes(request.history), history_parts(request.history)
-        input_bound = request_token_bound(system=request.system, tools_bytes=self.tools_bytes,
-                                          history_size=size, history_parts=parts)
-        self.call_input_bound, self.call_output_bound = input_bound, request.max_tokens
-        bound = call_bound_micros(self.option, input_tokens=input_bound, output_tokens=request.max_tokens)
+        self.call_input_bound, self.call_output_bound = input_bound, max_tokens
+        bound = call_bound_micros(self.option, input_tokens=input_bound, output_tokens=max_tokens)
         needed = request_micros(self.option, self.usage) + bound
         if needed > micros_from_credits(settings.ASSISTANT_TURN_MAX_CREDITS):
             raise TurnStopped(Turn.FailureKind.CREDITS, CEILING_NOTICE)
@@ -123,7 +173,7 @@ class RequestPhase(TurnState):
             return
         try:
             # The turn row learns it with the step's progress; the ledger is the truth.
-            self.held_micros = credits_reserve_more(turn_id=self.turn.id, micros=needed - self.held_micros)
+            self.held_micros = credits_reserve_more(turn_id=self.turn.id, micros=needed - self.held_micros, job=job)
         except CreditsExhausted as refusal:
             logger.info("turn_credits_exhausted", extra={"turn_id": str(self.turn.id), "needed_micros": needed,
                                                          "member_cap": isinstance(refusal, MemberCapReached)})

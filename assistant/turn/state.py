@@ -45,6 +45,9 @@ class TurnState:
         self.key_source = ""
         # The organization's model option and members' rule, read with the verified member.
         self.model_rule: tuple[str, str] | None = None
+        # The organization's Organization.HistoryMode, as this conversation applies it (read with the member).
+        self.history_mode = "summarize"
+        self.summaries = 0  # summaries this turn wrote (assistant/turn/summarize.py)
         self.system = system_prompt()  # with the instructions once the member is verified
         self.cancel_checked_at = self.deadline - settings.ASSISTANT_TURN_SECONDS  # the start: no extra reading
         # What the call being streamed has cost so far when the stream is closed

@@ -139,12 +139,19 @@ ASSISTANT_MAX_TOOL_CALLS_PER_STEP = env_int("ASSISTANT_MAX_TOOL_CALLS_PER_STEP",
 ASSISTANT_TURN_SECONDS = env_int("ASSISTANT_TURN_SECONDS", 8 * 60, minimum=1)
 ASSISTANT_TOOL_RESULT_CHARS = env_int("ASSISTANT_TOOL_RESULT_CHARS", 20_000, minimum=100)
 ASSISTANT_HISTORY_BYTES = env_int("ASSISTANT_HISTORY_BYTES", 700_000, minimum=1000)
-# Continuous conversations (Telegram) are never full: the model gets the most
-# recent messages that fit ASSISTANT_HISTORY_BYTES, at least this many.
+# An organization's "window" choice (Organization.history_mode), and Telegram's
+# under "full": the model gets the most recent messages that fit, at least this
+# many while they fit the model's window.
 HISTORY_WINDOW = env_int("HISTORY_WINDOW", 20, minimum=1)
-# Browser conversations too (off: they become full at the bound, as designed).
-HISTORY_WINDOW_EVERYWHERE = env_bool("HISTORY_WINDOW_EVERYWHERE", False)
+# The most a reply may write (tokens); lowered to the model's own maximum.
 ASSISTANT_MAX_OUTPUT_TOKENS = env_int("ASSISTANT_MAX_OUTPUT_TOKENS", 4096, minimum=1)
+# A deployment's own bound on what one request may hold (tokens; 0: each model's
+# whole window): a smaller window summarizes sooner and bounds what a step costs.
+ASSISTANT_CONTEXT_WINDOW_TOKENS = env_int("ASSISTANT_CONTEXT_WINDOW_TOKENS", 0, minimum=0)
+# The most a summary of earlier messages may write (tokens), and how many
+# summary calls one turn may make to catch up with a long unsummarized past.
+ASSISTANT_SUMMARY_MAX_TOKENS = env_int("ASSISTANT_SUMMARY_MAX_TOKENS", 2048, minimum=64)
+ASSISTANT_SUMMARY_CALLS_PER_TURN = env_int("ASSISTANT_SUMMARY_CALLS_PER_TURN", 6, minimum=1)
 # The most one turn may cost (credits), whatever the balance: the loop stops
 # before a model call whose upper bound would take the turn past it.
 ASSISTANT_TURN_MAX_CREDITS = env_int("ASSISTANT_TURN_MAX_CREDITS", 1000, minimum=1)

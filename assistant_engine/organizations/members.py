@@ -29,6 +29,7 @@ class MemberTerms:
     own_cap_credits: int | None
     default_cap_credits: int | None
     member_models: str = "organization"
+    history_mode: str = "summarize"  # Organization.HistoryMode
 
     @property
     def cap_credits(self) -> int | None:
@@ -92,6 +93,7 @@ def member_from_membership(membership: Membership) -> Member:
             own_cap_credits=membership.monthly_cap_credits,
             default_cap_credits=organization.default_member_cap_credits,
             member_models=organization.member_models,
+            history_mode=organization.history_mode,
         ),
     )
 

@@ -18,6 +18,16 @@ class Organization(models.Model):
         LOCATION = "location", "Any model processed where the organization's is"
         ANY = "any", "Any model this deployment allows"
 
+    class HistoryMode(models.TextChoices):
+        """What the model is sent of a long conversation once it no longer fits
+        the model's window (assistant/history_fit.py), on every door."""
+
+        SUMMARIZE = "summarize", "Older messages summarized"
+        WINDOW = "window", "The most recent messages only"
+        # The hgdc seed's: a conversation is full at ASSISTANT_HISTORY_BYTES or the
+        # model's window; a continuous one (Telegram) is never full, it uses the window.
+        FULL = "full", "Everything, until the conversation is full"
+
     name = models.CharField(max_length=200)
     slug = models.SlugField(max_length=60, unique=True)
     # Credits granted at the opening of every calendar month (1 credit = USD 0.01).
@@ -30,6 +40,8 @@ class Organization(models.Model):
     model_option = models.CharField(max_length=100, blank=True, default="", db_default="")
     member_models = models.CharField(max_length=20, choices=MemberModels.choices, default=MemberModels.ORGANIZATION,
                                      db_default=MemberModels.ORGANIZATION)
+    history_mode = models.CharField(max_length=10, choices=HistoryMode.choices, default=HistoryMode.SUMMARIZE,
+                                    db_default=HistoryMode.SUMMARIZE)
     # Monthly cap in credits for a member without a cap of their own; null: none.
     default_member_cap_credits = models.PositiveIntegerField(null=True, blank=True)
     # Told to the model in every turn of its members (organizations.instructions).
@@ -99,6 +111,7 @@ class OrganizationChange(models.Model):
         MEMBER_RESTORED = "member_restored", "A member's suspension lifted"  # "<username>"
         INSTRUCTIONS = "instructions", "The organization's instructions changed"  # "<n> characters" or "cleared"
         MEMBER_MODELS = "member_models", "The models members may choose"  # a MemberModels value
+        HISTORY_MODE = "history_mode", "What the model is sent of long conversations"  # a HistoryMode value
 
     organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="changes")
     at = models.DateTimeField(db_index=True)

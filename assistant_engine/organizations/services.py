@@ -137,6 +137,18 @@ def default_cap_set_by_admin(member, *, credits: int | None) -> None:
     default_cap_set(organization_id=member.organization_id, credits=credits, actor_id=member.user_id)
 
 
+def history_mode_set(member, *, mode: str) -> None:
+    """An organization admin chooses what the model is sent of long conversations (Organization.HistoryMode)."""
+    if not member.is_admin:
+        raise Membership.DoesNotExist
+    if mode not in Organization.HistoryMode.values:
+        raise ValueError(f"Unknown history mode {mode!r}.")
+    with transaction.atomic():
+        Organization.objects.filter(pk=member.organization_id).update(history_mode=mode)
+        change_record(organization_id=member.organization_id, actor_id=member.user_id,
+                      action=OrganizationChange.Kind.HISTORY_MODE, detail=mode)
+
+
 def preferred_language_set(*, user_id: int, language: str) -> None:
     """Keep the person's language on their account ('' forgets it). The caller
     has checked `language` against settings.LANGUAGES."""

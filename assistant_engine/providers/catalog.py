@@ -50,6 +50,11 @@ class ModelOption:
     output_micros_per_mtok: int
     cache_write_micros_per_mtok: int
     cache_read_micros_per_mtok: int
+    # What the model takes in one request, input and output together, and the
+    # most it writes in one reply, in tokens, from the provider's documentation
+    # (cited at each option). assistant_engine.providers.windows fits every request in them.
+    context_window_tokens: int = 200_000
+    max_output_tokens: int = 8_192
 
     @property
     def processing_label(self) -> str:
@@ -81,6 +86,9 @@ CATALOG: tuple[ModelOption, ...] = (
         model="offline-demo",
         location="local",
         label="Offline demo model",
+        # The demo model has no window of its own: Claude's, so the demo behaves as a real deployment.
+        context_window_tokens=200_000,
+        max_output_tokens=8_192,
         **_prices(input="0", output="0", cache_write="0", cache_read="0"),
     ),
     # Infomaniak: plausible list prices, NOT verified: check them against
@@ -92,6 +100,12 @@ CATALOG: tuple[ModelOption, ...] = (
         model="qwen3",
         location="CH",
         label="Qwen3 (Infomaniak)",
+        # Qwen3's model card (huggingface.co/Qwen/Qwen3-235B-A22B): 32,768 tokens natively (131,072
+        # only with YaRN scaling, which a host must switch on): the native window, as Infomaniak's
+        # product page does not state one. Output: Infomaniak's chat/completions reference
+        # (developer.infomaniak.com, "max_tokens" at most 5000).
+        context_window_tokens=32_768,
+        max_output_tokens=5_000,
         **_prices(input="0.50", output="1.50", cache_write="0.50", cache_read="0.50"),
     ),
     ModelOption(
@@ -100,6 +114,10 @@ CATALOG: tuple[ModelOption, ...] = (
         model="mistral3",
         location="CH",
         label="Mistral 3 (Infomaniak)",
+        # Mistral Small 3.2's model card (huggingface.co/mistralai/Mistral-Small-3.2-24B-Instruct-2506,
+        # "context window of 128k"); output: Infomaniak's max_tokens bound (5000).
+        context_window_tokens=131_072,
+        max_output_tokens=5_000,
         **_prices(input="0.20", output="0.60", cache_write="0.20", cache_read="0.20"),
     ),
     ModelOption(
@@ -108,6 +126,10 @@ CATALOG: tuple[ModelOption, ...] = (
         model="openai/gpt-oss-120b",
         location="CH",
         label="gpt-oss-120b (Infomaniak)",
+        # OpenAI's gpt-oss model card (openai.com/index/gpt-oss-model-card, "context length of
+        # 131,072 tokens"); output: Infomaniak's max_tokens bound (5000).
+        context_window_tokens=131_072,
+        max_output_tokens=5_000,
         **_prices(input="0.30", output="1.00", cache_write="0.30", cache_read="0.30"),
     ),
     ModelOption(
@@ -116,6 +138,10 @@ CATALOG: tuple[ModelOption, ...] = (
         model="swiss-ai/Apertus-70B-Instruct-2509",
         location="CH",
         label="Apertus 70B (Infomaniak)",
+        # Apertus' model card (huggingface.co/swiss-ai/Apertus-70B-Instruct-2509, "context length
+        # of up to 65,536 tokens"); output: Infomaniak's max_tokens bound (5000).
+        context_window_tokens=65_536,
+        max_output_tokens=5_000,
         **_prices(input="0.50", output="1.50", cache_write="0.50", cache_read="0.50"),
     ),
     ModelOption(
@@ -124,6 +150,10 @@ CATALOG: tuple[ModelOption, ...] = (
         model="eu.anthropic.claude-haiku-4-5-20251001-v1:0",
         location="EU",
         label="Claude Haiku 4.5 (AWS Bedrock, EU)",
+        # Anthropic's models overview (docs.anthropic.com/en/docs/about-claude/models/overview):
+        # a 200K context window and 64K max output (Sonnet's 1M window is a beta header we don't send).
+        context_window_tokens=200_000,
+        max_output_tokens=64_000,
         **HAIKU_4_5,
     ),
     ModelOption(
@@ -132,6 +162,10 @@ CATALOG: tuple[ModelOption, ...] = (
         model="eu.anthropic.claude-sonnet-4-6",
         location="EU",
         label="Claude Sonnet 4.6 (AWS Bedrock, EU)",
+        # Anthropic's models overview (docs.anthropic.com/en/docs/about-claude/models/overview):
+        # a 200K context window and 64K max output (Sonnet's 1M window is a beta header we don't send).
+        context_window_tokens=200_000,
+        max_output_tokens=64_000,
         **SONNET_4_6,
     ),
     ModelOption(
@@ -140,6 +174,10 @@ CATALOG: tuple[ModelOption, ...] = (
         model="claude-haiku-4-5",
         location="US",
         label="Claude Haiku 4.5 (Anthropic)",
+        # Anthropic's models overview (docs.anthropic.com/en/docs/about-claude/models/overview):
+        # a 200K context window and 64K max output (Sonnet's 1M window is a beta header we don't send).
+        context_window_tokens=200_000,
+        max_output_tokens=64_000,
         **HAIKU_4_5,
     ),
     ModelOption(
@@ -148,6 +186,10 @@ CATALOG: tuple[ModelOption, ...] = (
         model="claude-sonnet-4-6",
         location="US",
         label="Claude Sonnet 4.6 (Anthropic)",
+        # Anthropic's models overview (docs.anthropic.com/en/docs/about-claude/models/overview):
+        # a 200K context window and 64K max output (Sonnet's 1M window is a beta header we don't send).
+        context_window_tokens=200_000,
+        max_output_tokens=64_000,
         **SONNET_4_6,
     ),
 )

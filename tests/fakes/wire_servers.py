@@ -14,6 +14,7 @@ import time
 import zlib
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Callable
 from typing import Any
 
 
@@ -48,7 +49,9 @@ class _Server(ThreadingHTTPServer):
 
 
 class WireServer:
-    def __init__(self) -> None:
+    def __init__(self, responder: "Callable[[RecordedRequest], Reply] | None" = None) -> None:
+        # `responder`: answers each request from what it holds (a model that reads it), instead of a script.
+        self.responder = responder
         self.requests: list[RecordedRequest] = []
         self.pausing = threading.Event()
         self._replies: list[Reply] = []
@@ -78,6 +81,8 @@ class WireServer:
     def _next(self, request: RecordedRequest) -> Reply:
         with self._lock:
             self.requests.append(request)
+            if self.responder is not None:
+                return self.responder(request)
             if not self._replies:
                 return json_reply(599, {"error": "the test scripted no reply for this request"})
             return self._replies.pop(0)

@@ -9,6 +9,7 @@ from assistant.chat import ConversationFull, chat_submit
 from assistant.history_window import WindowItem, window_start
 from assistant.loop import run_turn
 from assistant.models import Turn
+from assistant_engine.organizations.models import Organization
 from assistant_engine.providers.clients.base import AssistantReply, ToolResults, UserText
 from conversations.models import Message, Thread
 from tests.assistant.conftest import Clock
@@ -113,10 +114,16 @@ def submitted_turn(person, thread, text):
 
 
 @pytest.fixture
-def small_bound(settings):
+def small_bound(settings, owner):
+    """The seeds' bound under the organization's "full" choice (a continuous conversation then uses the window)."""
     settings.ASSISTANT_HISTORY_BYTES = 1000
     settings.HISTORY_WINDOW = 20
+    choose_history_mode(owner, "full")
     return settings
+
+
+def choose_history_mode(person, mode):
+    Organization.objects.filter(pk=person.organization.pk).update(history_mode=mode)
 
 
 def browser_thread_over_the_bound(person, settings) -> Thread:
@@ -152,9 +159,9 @@ def test_a_browser_conversation_over_the_bound_is_still_full(owner, small_bound)
         chat_submit(owner.member, message="One more", conversation_id=thread.id)
 
 
-def test_every_conversation_uses_the_window_when_configured(owner, small_bound):
+def test_a_browser_conversation_uses_the_window_when_the_organization_chooses_it(owner, small_bound):
     thread = browser_thread_over_the_bound(owner, small_bound)
-    small_bound.HISTORY_WINDOW_EVERYWHERE = True
+    choose_history_mode(owner, "window")
     turn_id = submitted_turn(owner, thread, "One more")
     run_turn(turn_id, client=ScriptedClient(say("Fine.")), clock=Clock())
     assert Turn.objects.get(id=turn_id).status == "done"

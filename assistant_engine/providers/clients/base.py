@@ -171,6 +171,9 @@ class ModelRequest:
     history: list[HistoryItem]
     tools: list[ToolSpec] = field(default_factory=list)
     max_tokens: int = 4096
+    # "summary": a call that writes the summary of earlier messages (assistant/summaries.py);
+    # providers are sent it as any request, the offline demo model answers it with its own.
+    purpose: Literal["reply", "summary"] = "reply"
 
 
 class ModelClient(Protocol):

@@ -39,6 +39,7 @@ from assistant_engine.providers.clients.offline_intents import (
     detect_language,
 )
 from assistant_engine.providers.clients.offline_phrases import TEXTS, say
+from assistant_engine.providers.clients.offline_summary import offline_summary
 
 WORDS_PER_CHUNK = 4
 
@@ -100,7 +101,7 @@ ALREADY_DONE = TEXTS["en"]["already_done"]
 
 class OfflineModelClient:
     def stream(self, request: ModelRequest) -> Iterator[StreamEvent]:
-        call, text = answer(request)
+        call, text = (None, offline_summary(request)) if request.purpose == "summary" else answer(request)
         yield from _chunks(text)
         output = text
         if call is not None:
