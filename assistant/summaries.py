@@ -12,6 +12,7 @@ import json
 from collections.abc import Iterator, Sequence
 from uuid import UUID
 
+from django.db import transaction
 from django.utils import timezone
 
 from assistant.history import SummaryShown
@@ -24,7 +25,7 @@ from assistant_engine.providers.clients.base import (
     ToolResults,
     UserText,
 )
-from conversations.models import Summary
+from conversations.models import Summary, Thread
 
 SUMMARY_SYSTEM = (
     "You keep a running summary of a conversation between a person and an assistant, so that the assistant can "
@@ -39,8 +40,11 @@ TRANSCRIPT_HEAD = "Transcript to add:"
 OMITTED = "[Older messages were too long to summarize in one turn and are left out.]"
 
 
-def summary_in_use(thread_id: UUID) -> SummaryShown | None:
-    """The thread's newest summary (one indexed query), or None."""
+def summary_in_use(thread: Thread) -> SummaryShown | None:
+    """The thread's newest summary (one indexed query when it has one), or None."""
+    if not thread.summary_seq:
+        return None
+    thread_id = thread.id
     row = (Summary.objects.filter(thread_id=thread_id).order_by("-through_seq")
            .values_list("through_seq", "content", "read_private", "read_untrusted").first())
     if row is None:
@@ -59,9 +63,11 @@ def pending_card_seq(thread_id: UUID) -> int | None:
 
 def summary_store(*, thread_id: UUID, turn_id: UUID, through_seq: int, content: str, taint: Taint,
                   input_tokens: int, output_tokens: int) -> SummaryShown:
-    Summary.objects.create(thread_id=thread_id, turn_id=turn_id, through_seq=through_seq, content=content,
-                           read_private=taint.read_private, read_untrusted=taint.read_untrusted,
-                           input_tokens=input_tokens, output_tokens=output_tokens, created_at=timezone.now())
+    with transaction.atomic():
+        Summary.objects.create(thread_id=thread_id, turn_id=turn_id, through_seq=through_seq, content=content,
+                               read_private=taint.read_private, read_untrusted=taint.read_untrusted,
+                               input_tokens=input_tokens, output_tokens=output_tokens, created_at=timezone.now())
+        Thread.objects.filter(id=thread_id).update(summary_seq=through_seq)
     return SummaryShown(through_seq, content, taint)
 
 

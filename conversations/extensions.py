@@ -12,7 +12,8 @@ from conversations.models import Thread
 ConversationExtra = Callable[[Thread], Any]
 
 # Keys conversation_to_json writes itself: an extra may not shadow them.
-RESERVED_NAMES = frozenset({"id", "title", "userId", "status", "createdAt", "updatedAt", "messages", "model"})
+RESERVED_NAMES = frozenset({"id", "title", "userId", "status", "createdAt", "updatedAt", "messages", "model",
+                            "summary"})
 
 _extras: dict[str, ConversationExtra] = {}
 

@@ -52,6 +52,9 @@ class Thread(models.Model):
     # The model option chosen for this conversation (among those its
     # organization allows: providers.org_models); "" is the organization's.
     model_option = models.CharField(max_length=100, blank=True, default="", db_default="")
+    # Where the newest Summary ends (its through_seq); 0: none. Read with the
+    # thread, so a turn of a conversation never summarized asks for no summary.
+    summary_seq = models.PositiveIntegerField(default=0, db_default=0)
 
     class Meta:
         indexes = [

@@ -8,7 +8,7 @@ from django.db.models import BooleanField, Exists, OuterRef, Prefetch, Q, QueryS
 from django.db.models.expressions import RawSQL
 
 from assistant_engine.organizations.members import Member
-from conversations.models import API_ID_PREFIX, Attachment, Message, Thread, ToolCall
+from conversations.models import API_ID_PREFIX, Attachment, Message, Summary, Thread, ToolCall
 
 
 class ConversationNotFound(Exception):
@@ -120,3 +120,11 @@ def thread_with_messages(member: Member, thread_id: UUID) -> Thread:
     if thread is None:
         raise ConversationNotFound
     return thread
+
+
+def summary_of(thread: Thread) -> Summary | None:
+    """The summary the model is sent instead of the thread's older messages
+    (the newest; no query when the thread has none)."""
+    if not thread.summary_seq:
+        return None
+    return thread.summaries.order_by("-through_seq").first()

@@ -17,6 +17,7 @@ from assistant_engine.foundation.serializers import (
 )
 from conversations.extensions import conversation_extras
 from conversations.models import Message, Thread
+from conversations.selectors import summary_of
 
 # Clocks of offline clients drift: this much ahead of the server is accepted.
 FUTURE_SKEW = timedelta(minutes=5)
@@ -95,6 +96,11 @@ class ConversationSerializer(UpdatedAtNotInFuture, StrictSerializer):
     status = serializers.ChoiceField(read_only=True, choices=Thread.Status.choices, help_text="Server-side.")
     model = StrictCharField(read_only=True, help_text=(
         "The conversation's model option (server-side; set with PATCH); \"\": the organization's."))
+    summary = serializers.JSONField(read_only=True, allow_null=True, help_text=(
+        "Server-side. When the conversation outgrew its model's window, what the model is sent instead of its "
+        "older messages: {content, createdAt, summarizedThrough (the id of the last message it stands for), "
+        "firstMessageInFull (the first one the model still receives whole)}; null: every message is sent whole. "
+        "The messages themselves are all kept."))
     cards = CardListField(
         read_only=True,
         help_text="The assistant's confirmation cards of this conversation (server-side; ignored on input).",
@@ -179,7 +185,24 @@ def conversation_to_json(thread) -> dict:
             }
             for message in thread.messages.all()
         ],
+        "summary": summary_json(thread),
         **conversation_extras(thread),
+    }
+
+
+def summary_json(thread) -> dict | None:
+    """The summary in use (the newest), and where it ends among the (prefetched) messages."""
+    summary = summary_of(thread)
+    if summary is None:
+        return None
+    messages = list(thread.messages.all())
+    before = [m for m in messages if m.seq < summary.through_seq]
+    after = [m for m in messages if m.seq >= summary.through_seq and m.superseded_at is None]
+    return {
+        "content": summary.content,
+        "createdAt": serializers.DateTimeField().to_representation(summary.created_at),
+        "summarizedThrough": str(before[-1].client_id) if before else None,
+        "firstMessageInFull": str(after[0].client_id) if after else None,
     }
 
 

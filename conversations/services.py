@@ -13,7 +13,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from assistant_engine.organizations.members import Member
-from conversations.models import API_ID_PREFIX, Message, Thread, ToolCall
+from conversations.models import API_ID_PREFIX, Message, Summary, Thread, ToolCall
 from conversations.selectors import (
     ConversationNotFound,
     thread_by_api_id,
@@ -278,6 +278,8 @@ def _apply_messages(thread: Thread, sent: list[MessageData], *, is_new: bool) ->
     stored_calls = _calls_by_message(thread) if stored else {}
     sent_ids = {message.id for message in sent}
     gone = [row.id for client_id, row in stored.items() if client_id not in sent_ids]
+    # The seqs this rewrite touches (old and new places): a summary of the messages before them stays true.
+    touched = [row.seq for client_id, row in stored.items() if client_id not in sent_ids]
     calls_deleted = 0
     if gone:
         _, deleted = Message.objects.filter(pk__in=gone).delete()
@@ -290,13 +292,16 @@ def _apply_messages(thread: Thread, sent: list[MessageData], *, is_new: bool) ->
                           content=message.content, created_at=message.created_at,
                           external_id=message.external_id, client_json=message.client_json)
             created.append((new, message))
+            touched.append(seq)
             continue
         if row.seq != seq:
             reseated.append(row.id)
+            touched += [row.seq, seq]
         calls_changed = _call_rows(stored_calls.get(row.id, [])) != _call_rows(message.tool_calls)
         fields = _fields_after(row, message, seq, calls_changed=calls_changed)
         if fields != {name: getattr(row, name) for name in _SERVER_FIELDS}:
             updated.append(Message(id=row.id, thread=thread, client_id=row.client_id, **fields))
+            touched.append(seq)
         if calls_changed:
             replaced.append((Message(id=row.id, thread=thread), message))
     _write_message_rows(updated, reseated, [new for new, _ in created], offset=len(stored) + len(sent))
@@ -305,10 +310,20 @@ def _apply_messages(thread: Thread, sent: list[MessageData], *, is_new: bool) ->
     calls_created = ToolCall.objects.bulk_create(
         [call for row, message in [*created, *replaced] for call in _tool_call_rows(row, message)]
     )
+    if touched and min(touched) < thread.summary_seq:
+        summaries_forget(thread)
     return UpsertWrites(
         messages_created=len(created), messages_updated=len(updated), messages_deleted=len(gone),
         tool_calls_created=len(calls_created), tool_calls_deleted=calls_deleted,
     )
+
+
+def summaries_forget(thread: Thread) -> None:
+    """A rewrite of messages a summary stands for makes it untrue: the next
+    turn summarizes what is there now (the messages themselves are the truth)."""
+    Summary.objects.filter(thread=thread).delete()
+    Thread.objects.filter(pk=thread.pk).update(summary_seq=0)
+    thread.summary_seq = 0
 
 
 def _fields_after(row, message: MessageData, seq: int, *, calls_changed: bool) -> dict:

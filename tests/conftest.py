@@ -57,6 +57,12 @@ def acme(db) -> Organization:
 
 
 @pytest.fixture
+def full_conversations(acme) -> None:
+    """Acme under the hgdc seed's choice: a conversation is full at ASSISTANT_HISTORY_BYTES."""
+    Organization.objects.filter(pk=acme.pk).update(history_mode=Organization.HistoryMode.FULL)
+
+
+@pytest.fixture
 def globex(db) -> Organization:
     return Organization.objects.create(slug="globex", name="Globex", monthly_credits=1000)
 

@@ -37,7 +37,12 @@ from assistant_engine.organizations.models import Membership
 from assistant_engine.providers.catalog import client_for
 from assistant_engine.providers.clients.base import ModelRequest
 from assistant_engine.providers.org_models import DEPLOYMENT, option_allowed, turn_key
-from assistant_engine.providers.windows import input_room, output_tokens, request_token_bound
+from assistant_engine.providers.windows import (
+    FRAMING_TOKENS_PER_PART,
+    input_room,
+    output_tokens,
+    request_token_bound,
+)
 from credits.money import call_bound_micros, micros_from_credits, request_micros
 from credits.services import CreditsExhausted, MemberCapReached, credits_reserve_more
 
@@ -104,7 +109,7 @@ class RequestPhase(TurnState):
         # Read once: the worker is the thread's only writer while it responds,
         # so each step appends what it wrote to what the loop holds. Under
         # "summarize", from the summary in use on (it brings the marks of what it stands for).
-        summary = summary_in_use(self.turn.thread_id) if self.history_mode == SUMMARIZE else None
+        summary = summary_in_use(self.turn.thread) if self.history_mode == SUMMARIZE else None
         self.context = load_context(self.turn.thread_id, summary=summary)
         # The guard follows what the model is about to see: every tool result
         # in the history, from this turn or any earlier one.
@@ -137,6 +142,8 @@ class RequestPhase(TurnState):
             if self.history_mode == WINDOW:
                 return fit_window(items, room=room, max_bytes=settings.ASSISTANT_HISTORY_BYTES,
                                   min_messages=settings.HISTORY_WINDOW).start
+            if self.context.size + FRAMING_TOKENS_PER_PART * self.context.parts <= room:
+                return 0  # all of it fits: nothing more to read
             fit = fit_summarized(items, starts=[start.index for start in self.context.starts],
                                  first=1 if self.context.summary else 0, latest=self._latest_fold(), room=room)
         except ConversationFull:

@@ -70,6 +70,15 @@ def _member_models(actor: str, detail: str, labels: dict) -> str | None:
     return _("%(actor)s let members choose %(rule)s") % {"actor": actor, "rule": rules[detail]}
 
 
+def _history_mode(actor: str, detail: str, labels: dict) -> str | None:
+    modes = {"summarize": _("the older messages of long conversations summarized"),
+             "window": _("only the most recent messages of long conversations"),
+             "full": _("every message, until a conversation is full")}
+    if detail not in modes:
+        return None
+    return _("%(actor)s chose to send the assistant %(mode)s") % {"actor": actor, "mode": modes[detail]}
+
+
 def _key_saved(actor: str, detail: str, labels: dict) -> str | None:
     provider, _sep, hint = detail.partition(" ")
     return _("%(actor)s saved a key for %(provider)s (%(hint)s)") % {
@@ -92,6 +101,7 @@ def _instructions(actor: str, detail: str, labels: dict) -> str | None:
 SENTENCES: dict[str, Callable[[str, str, dict], str | None]] = {
     Kind.MODEL: _model,
     Kind.MEMBER_MODELS: _member_models,
+    Kind.HISTORY_MODE: _history_mode,
     Kind.PROVIDER_KEY_SAVED: _key_saved,
     Kind.PROVIDER_KEY_REMOVED: _key_removed,
     Kind.MEMBER_CAP: _cap,

@@ -30,6 +30,7 @@ from assistant_engine.organizations.instructions import (
 from assistant_engine.organizations.members import Member
 from assistant_engine.organizations.models import Membership, Organization, OrganizationChange
 from assistant_engine.organizations.services import (
+    history_mode_set,
     CannotSuspendSelf,
     default_cap_set_by_admin,
     member_cap_set_by_admin,
@@ -147,6 +148,10 @@ class MemberModelsForm(forms.Form):
     rule = forms.ChoiceField(choices=Organization.MemberModels.choices)
 
 
+class HistoryModeForm(forms.Form):
+    mode = forms.ChoiceField(choices=Organization.HistoryMode.choices)
+
+
 class KeyForm(forms.Form):
     provider = forms.ChoiceField(choices=ProviderKey.Provider.choices)
     key = forms.CharField(strip=True, max_length=500)
@@ -237,6 +242,13 @@ def choose_member_models(request) -> str:
     chosen = _valid(MemberModelsForm(request.POST), _("Choose one of the rules."))
     member_models_set(request.member, rule=chosen["rule"])
     return _("The models members may choose were changed.")
+
+
+@admin_action
+def choose_history_mode(request) -> str:
+    chosen = _valid(HistoryModeForm(request.POST), _("Choose one of the ways."))
+    history_mode_set(request.member, mode=chosen["mode"])
+    return _("What the assistant reads of long conversations was changed.")
 
 
 @admin_action

@@ -111,7 +111,7 @@ def marked_parts(text: str, query: str) -> list[tuple[str, bool]]:
 
 
 def conversation_page(member: Member, thread_id: UUID, *, now: datetime | None = None) -> ConversationPage:
-    """Raises ConversationNotFound. Five queries whatever the length."""
+    """Raises ConversationNotFound. Five queries whatever the length (six with a summary)."""
     thread = conversation_selectors.thread_with_messages(member, thread_id)
     cards = list(
         assistant_selectors.cards_of(member).filter(thread_id=thread.id).order_by("created_at")
@@ -124,8 +124,24 @@ def conversation_page(member: Member, thread_id: UUID, *, now: datetime | None =
         .first()
     )
     blocks = presenters.blocks_of(thread.messages.all(), cards, titles=tool_titles(), now=now or timezone.now())
+    items = versions.arrange(blocks)
+    summary = conversation_selectors.summary_of(thread)  # no query for a conversation never summarized
+    if summary is not None:
+        items = with_summary_divider(items, thread.messages.all(), summary)
     return ConversationPage(thread=thread, blocks=blocks, running_turn_id=str(running) if running else "",
-                            items=versions.arrange(blocks))
+                            items=items)
+
+
+def with_summary_divider(items: list, messages, summary) -> list:
+    """The page's items with the divider "Earlier messages are summarized for
+    the assistant" before the first message the model still receives whole."""
+    summarized = {str(message.client_id) for message in messages if message.seq < summary.through_seq}
+    divider = presenters.Block(role="summary", turn_id="", text=summary.content)
+    for index, item in enumerate(items):
+        parts = getattr(item, "parts", None) or []
+        if item.role in ("user", "assistant") and any(part.id not in summarized for part in parts):
+            return [*items[:index], divider, *items[index:]]
+    return [*items, divider]
 
 
 def card_for_member(member: Member, card_id: UUID, *, now: datetime | None = None) -> presenters.CardView:

@@ -14,6 +14,7 @@ urlpatterns = [
     path("organization/", organization.organization, name="web-organization"),
     path("organization/model", organization.choose_model, name="web-organization-model"),
     path("organization/member-models", organization.choose_member_models, name="web-organization-member-models"),
+    path("organization/history-mode", organization.choose_history_mode, name="web-organization-history-mode"),
     path("organization/instructions", organization.save_instructions, name="web-organization-instructions"),
     path("organization/keys", organization.save_key, name="web-organization-key-save"),
     path("organization/keys/<str:provider>/remove", organization.remove_key, name="web-organization-key-remove"),

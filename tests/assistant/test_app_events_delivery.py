@@ -145,7 +145,7 @@ def test_expired_and_failed_cards_are_told_too(owner, notes, kind):
     assert event["kind"] == kind and "nothing was done" in event["summary"]
 
 
-def test_a_refused_submission_leaves_the_events_for_the_next_one(owner, notes, settings):
+def test_a_refused_submission_leaves_the_events_for_the_next_one(owner, notes, settings, full_conversations):
     card = delete_card(owner, notes["zurich"])
     confirm(owner, card)
     settings.ASSISTANT_HISTORY_BYTES = 1000

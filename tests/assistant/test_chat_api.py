@@ -87,7 +87,7 @@ def test_exhausted_credits_are_a_402_that_writes_nothing(owner):
     assert not LedgerEntry.objects.filter(kind="reserve").exists()
 
 
-def test_a_full_conversation_is_a_409(owner, settings):
+def test_a_full_conversation_is_a_409(owner, settings, full_conversations):
     thread = make_thread(owner)
     Message.objects.create(thread=thread, seq=0, role="user", content="x" * 5000, created_at=thread.created_at)
     # As an upload leaves it: the size unknown, so it is measured from the history.
@@ -98,7 +98,7 @@ def test_a_full_conversation_is_a_409(owner, settings):
     assert Message.objects.filter(thread=thread).count() == 1
 
 
-def test_the_size_a_thread_keeps_is_what_a_submission_checks(owner, settings):
+def test_the_size_a_thread_keeps_is_what_a_submission_checks(owner, settings, full_conversations):
     thread = make_thread(owner)
     Thread.objects.filter(id=thread.id).update(history_bytes=3990)  # kept by the last turn's end
     settings.ASSISTANT_HISTORY_BYTES = 4000
@@ -264,7 +264,7 @@ def test_a_polled_stream_of_a_silent_turn_sends_heartbeats_then_ends(owner, sett
     assert polled and set(polled) == {None} and len(polled) < 20
 
 
-def test_a_first_message_over_the_bound_is_a_409_full_and_writes_nothing(owner, settings):
+def test_a_first_message_over_the_bound_is_a_409_full_and_writes_nothing(owner, settings, full_conversations):
     settings.ASSISTANT_HISTORY_BYTES = 1000
     response = post_chat(owner, message="x" * 1001)
     assert response.status_code == 409 and response.json()["code"] == "conversation_full"

@@ -99,7 +99,8 @@ def test_at_most_five_files_a_message(owner, settings):
     assert chat(owner, ids[:5]).status_code == 202
 
 
-def test_a_file_that_overfills_the_history_is_conversation_full_and_stays_unattached(owner, settings):
+def test_a_file_that_overfills_the_history_is_conversation_full_and_stays_unattached(owner, settings,
+                                                                                  full_conversations):
     settings.ASSISTANT_HISTORY_BYTES = 4_000
     file_id = upload(owner, png())  # an image weighs IMAGE_MODEL_BYTES (5,000) for the model
     response = chat(owner, [file_id], message="Hi")
@@ -127,8 +128,8 @@ def test_the_model_gets_the_files_before_the_text_and_the_history_counts_them(ow
 
 def test_a_file_the_balance_cannot_cover_is_never_sent(owner, acme):
     """The credit hold is of the call's request bytes, the files' included."""
-    set_credits(acme, 3)  # 30,000 micros: 600 KB at $1 per million tokens would be 600,000
-    turn_id = chat(owner, [upload(owner, b"x" * 600_000, "big.csv")]).json()["turnId"]
+    set_credits(acme, 3)  # 30,000 micros: 150 KB at $1 per million tokens would be 150,000
+    turn_id = chat(owner, [upload(owner, b"x" * 150_000, "big.csv")]).json()["turnId"]
     Turn.objects.filter(id=turn_id).update(model_option=PRICED_OPTION)
     client = run(turn_id, say("Never."))
     turn = Turn.objects.get(id=turn_id)

@@ -201,7 +201,7 @@ def test_a_twice_delivered_turn_runs_once(owner):
     assert len(client.requests) == 1 and len(replies(turn)) == 1
 
 
-def test_a_history_that_outgrows_the_bound_mid_turn_stops_with_bounds(owner, notes, settings):
+def test_a_history_that_outgrows_the_bound_mid_turn_stops_with_bounds(owner, notes, settings, full_conversations):
     settings.ASSISTANT_HISTORY_BYTES = 3000
     notes["zurich"].body = "z" * 5000
     notes["zurich"].save()

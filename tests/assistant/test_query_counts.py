@@ -29,8 +29,8 @@ TRANSACTION = 2
 # with the guard's membership query (Member.terms), which the request runs anyway.
 SUBMISSION = 9 + TRANSACTION
 # A Member made without the guard's terms (a worker, a script) reads them: the
-# model choice and the cap, one query each.
-TERMS_READ = 2
+# model choice, the history mode (whether the conversation can be full) and the cap, one query each.
+TERMS_READ = 3
 # An organization that chose its model: its own keys, to check the choice is still allowed.
 CHOICE_CHECK = 1
 # Claim, the turn, the member, the history (3: messages, tool calls, files); the Stop check before the model

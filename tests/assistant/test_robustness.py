@@ -54,11 +54,11 @@ def test_a_turn_that_crashes_after_a_paid_step_is_charged_for_it(owner, monkeypa
     holds = []
     hold = loop.TurnRunner._hold_for_call
 
-    def hold_then_a_bug(runner, request):
-        holds.append(request)
+    def hold_then_a_bug(runner, input_bound, max_tokens, **kwargs):
+        holds.append(input_bound)
         if len(holds) > 1:
             raise RuntimeError("a bug in the second step")
-        return hold(runner, request)
+        return hold(runner, input_bound, max_tokens, **kwargs)
 
     monkeypatch.setattr(loop.TurnRunner, "_hold_for_call", hold_then_a_bug)
     client = ScriptedClient(call(("search_notes", {"query": "x"}), usage=Usage(1_000_000, 0)), say("never"))

@@ -45,6 +45,7 @@ def actions(owner):
     return [
         ("/organization/model", {"option": "offline"}),
         ("/organization/member-models", {"rule": "any"}),
+        ("/organization/history-mode", {"mode": "window"}),
         ("/organization/keys", {"provider": "infomaniak", "key": KEY}),
         ("/organization/keys/infomaniak/remove", {}),
         ("/organization/default-cap", {"credits": "5"}),
@@ -179,6 +180,7 @@ def test_a_server_without_the_providers_product_says_so(admin_web, settings):
 @pytest.mark.parametrize("url, body, text", [
     ("/organization/model", {"option": "anthropic-claude-sonnet-4-6"}, "not among the ones"),
     ("/organization/keys", {"provider": "nope", "key": KEY}, "Choose a provider"),
+    ("/organization/history-mode", {"mode": "everything"}, "Choose one of the ways"),
     ("/organization/default-cap", {"credits": "-1"}, "whole number"),
     ("/organization/default-cap", {"credits": "many"}, "whole number"),
     ("/organization/members/{me}/suspend", {"reason": "myself"}, "suspend yourself"),

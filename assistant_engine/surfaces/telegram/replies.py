@@ -9,18 +9,20 @@ import hashlib
 from dataclasses import dataclass
 from uuid import UUID
 
+from django.db.models import Exists, OuterRef
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
 
 from assistant.card_presentation import present
 from assistant.models import ENDED_STATUSES, ActionCard, Turn
 from assistant_engine.surfaces.telegram.formatting import MESSAGE_LIMIT, escape, markdown_to_telegram, split_message
-from conversations.models import Message, ToolCall
+from conversations.models import Message, Summary, ToolCall
 
 # Every end, a Stop's too: a cancelled turn left out was followed again and again, its notice never sent.
 ENDED = ENDED_STATUSES
 
 NO_REPLY = gettext_noop("(No reply.)")
+SUMMARIZED = gettext_noop("Earlier messages are summarized for the assistant")
 # Translated when a card's messages are rendered (in the follow task's or the click's language).
 CARD_OUTCOMES = {
     ActionCard.Status.CONFIRMED: ("✅", gettext_noop("Confirmed.")),
@@ -48,7 +50,9 @@ class TurnView:
 
 def turn_view(turn_id: UUID) -> TurnView:
     """Four queries whatever the turn's length."""
-    turn = Turn.objects.only("status").get(id=turn_id)
+    # Whether the turn summarized the conversation's older messages, in the same query.
+    turn = Turn.objects.only("status").annotate(
+        summarized=Exists(Summary.objects.filter(turn_id=OuterRef("id")))).get(id=turn_id)
     ended = turn.status in ENDED
     messages = list(Message.objects.filter(turn_id=turn_id, role=Message.Role.ASSISTANT).order_by("seq"))
     calls: dict[UUID, list[str]] = {}
@@ -56,7 +60,8 @@ def turn_view(turn_id: UUID) -> TurnView:
         ToolCall.objects.filter(message__turn_id=turn_id).order_by("position").values_list("message_id", "name")
     ):
         calls.setdefault(message_id, []).append(name)
-    parts = []
+    # The chat's divider, said once, with the reply of the turn that wrote the summary.
+    parts = [f"<i>📝 {escape(_(SUMMARIZED))}</i>"] if turn.summarized else []
     for message in messages:
         if message.content.strip():
             parts.append(markdown_to_telegram(message.content))
