@@ -49,6 +49,7 @@ messages: $(STAMP)
 bench: $(STAMP)
 	$(PY) bench/run.py $(if $(WRITE),--write)
 	$(PY) bench/upsert.py
+	$(PY) bench/long_conversations.py $(if $(WRITE),--write)
 
 # The peer of the side-by-side comparison, pinned, in its own virtualenv.
 PEER_VENV = .run/peer-venv

@@ -85,7 +85,8 @@ class SummaryShown:
     taint: Taint
 
     def item(self) -> UserText:
-        return UserText(f"{SUMMARY_OPEN}\n{SUMMARY_HEAD}\n{neutralize(self.content)}\n{SUMMARY_CLOSE}")
+        return UserText(f"{SUMMARY_OPEN}\n{SUMMARY_HEAD}\n{neutralize(self.content)}\n{SUMMARY_CLOSE}",
+                        cache_here=True)
 
     @property
     def seen(self) -> SeenCall:

@@ -169,3 +169,20 @@ def test_a_summary_never_folds_a_pending_cards_proposal(owner, settings):
     assert Turn.objects.get(id=turn_id).status == "done", Message.objects.filter(thread=thread).last().notice
     summary = Summary.objects.get(thread=thread)
     assert 0 < summary.through_seq <= 31  # older messages folded, never the proposal's
+
+
+def test_the_long_conversations_benchmark_runs_and_prints_its_table():
+    """`make bench`'s long-conversation rows at their smallest size: a change that breaks it fails here."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "BENCH_LONG_TURNS": "2", "BENCH_LONG_CACHE_TURNS": "2"}
+    env.pop("DATABASE_URL", None)  # its own SQLite file, whatever database the suite runs on
+    result = subprocess.run([sys.executable, "bench/long_conversations.py"], cwd=root, env=env,
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "| 5,000 messages | summarize |" in result.stdout and "read from the cache" in result.stdout
+    assert "0 requests refused for their length" in result.stdout

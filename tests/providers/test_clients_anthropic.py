@@ -106,7 +106,7 @@ def test_sends_history_as_content_blocks_with_tool_results_in_a_user_message(ser
     assert body["model"] == "claude-haiku-4-5"
     assert body["stream"] is True
     assert body["max_tokens"] == 77
-    assert body["system"] == "Be brief."
+    assert body["system"] == [{"type": "text", "text": "Be brief.", "cache_control": {"type": "ephemeral"}}]
     assert body["tools"] == [
         {"name": SEARCH.name, "description": SEARCH.description, "input_schema": SEARCH.input_schema}
     ]

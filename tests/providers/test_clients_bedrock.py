@@ -84,7 +84,7 @@ def test_request_goes_to_the_eu_profile_streaming_url_with_the_bearer_key(server
     assert "model" not in body and "stream" not in body
     assert "anthropic_version" in body
     assert body["max_tokens"] == 321
-    assert body["system"] == "Be brief."
+    assert body["system"] == [{"type": "text", "text": "Be brief.", "cache_control": {"type": "ephemeral"}}]
     assert [tool["name"] for tool in body["tools"]] == ["search_notes"]
     assert body["messages"][0]["content"][0]["text"] == "find budget"
 

@@ -44,7 +44,9 @@ for _logger in ("anthropic", "botocore"):
     logging.getLogger(_logger).setLevel(logging.INFO)
 
 # Caching the prompt prefix pays for itself from the second step of a turn on:
-# each step re-sends the whole history.
+# each step re-sends the whole history. Three breakpoints of Anthropic's four:
+# the system prompt (after the tools), the summary of earlier messages (which
+# changes only when it is extended) and the request's last block.
 _CACHE = {"cache_control": {"type": "ephemeral"}}
 
 
@@ -83,7 +85,9 @@ class AnthropicClient:
     def _stream(self, request: ModelRequest) -> Iterator[StreamEvent]:
         optional: dict[str, Any] = {}
         if request.system:
-            optional["system"] = request.system
+            # A cache breakpoint of its own: tools and system prompt are read from the cache even on a
+            # turn whose history changed at its start (a summary extended).
+            optional["system"] = [{"type": "text", "text": request.system, **_CACHE}]
         if request.tools:
             optional["tools"] = to_anthropic_tools(request.tools)
         events = self._sdk.messages.create(
@@ -154,6 +158,8 @@ def to_anthropic_messages(history: list[HistoryItem]) -> list[dict[str, Any]]:
         role, blocks = _blocks(item)
         if not blocks:
             continue  # an empty assistant reply: the API refuses empty content
+        if getattr(item, "cache_here", False):
+            blocks[-1] = {**blocks[-1], **_CACHE}
         if messages and messages[-1]["role"] == role:
             messages[-1]["content"].extend(blocks)
         else:

@@ -63,6 +63,9 @@ class UserText:
     role: Literal["user"] = "user"
     # Files attached to this message, sent before its text.
     files: tuple[FilePart, ...] = ()
+    # The end of a prefix that stays the same for many turns (the summary of
+    # earlier messages): a provider that caches prompts marks it.
+    cache_here: bool = False
 
 
 @dataclass(frozen=True)
