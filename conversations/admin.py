@@ -24,7 +24,7 @@ from assistant_engine.foundation.admin import ScaledChangeList, ViewOnlyAdminMix
 from assistant_engine.foundation.people import login_field
 from assistant_engine.organizations.access_log import Kind
 from assistant_engine.organizations.admin import RecordsStaffAccess
-from conversations.models import Message, MessageFeedback, Thread, ToolCall
+from conversations.models import Message, MessageFeedback, Summary, Thread, ToolCall
 
 BUSY = "A reply is being written into this conversation: it can be deleted once the turn has ended."
 
@@ -78,6 +78,23 @@ class MessageInline(ViewOnlyAdminMixin, admin.TabularInline):
         return request.user.has_perm("conversations.view_thread")
 
 
+class SummaryInline(ViewOnlyAdminMixin, admin.TabularInline):
+    """What the model is sent instead of the older messages (assistant/summaries.py),
+    each with the turn that wrote it and what it cost; the newest is in use."""
+
+    model = Summary
+    fields = ["through_seq", "created_at", "turn_id", "input_tokens", "output_tokens", "read_private",
+              "read_untrusted", "content"]
+    readonly_fields = fields
+    ordering = ["through_seq"]
+    extra = 0
+    can_delete = False
+    verbose_name_plural = "summaries of earlier messages (the model gets the newest and the messages from its seq on)"
+
+    def has_view_permission(self, request, obj=None):
+        return request.user.has_perm("conversations.view_thread")
+
+
 @admin.register(Thread)
 class ThreadAdmin(ScaledChangeList, RecordsStaffAccess, admin.ModelAdmin):
     list_display = ["id", "organization", "user", "title", "status", "message_count", "last_activity_at"]
@@ -90,8 +107,13 @@ class ThreadAdmin(ScaledChangeList, RecordsStaffAccess, admin.ModelAdmin):
     fields = ["id", "organization", "user", "title", "status", "message_count", "created_at", "updated_at",
               "last_activity_at"]
     readonly_fields = fields
-    inlines = [MessageInline]
+    inlines = [SummaryInline, MessageInline]
     staff_access_kind = Kind.CONVERSATION
+
+    def get_inline_instances(self, request, obj=None):
+        # A conversation never summarized (Thread.summary_seq 0) asks for no summary.
+        inlines = super().get_inline_instances(request, obj)
+        return [inline for inline in inlines if not isinstance(inline, SummaryInline) or (obj and obj.summary_seq)]
 
     @admin.display(description="messages", ordering="next_seq")
     def message_count(self, thread):

@@ -30,9 +30,9 @@ from assistant_engine.organizations.instructions import (
 from assistant_engine.organizations.members import Member
 from assistant_engine.organizations.models import Membership, Organization, OrganizationChange
 from assistant_engine.organizations.services import (
-    history_mode_set,
     CannotSuspendSelf,
     default_cap_set_by_admin,
+    history_mode_set,
     member_cap_set_by_admin,
     member_restore,
     member_suspend,

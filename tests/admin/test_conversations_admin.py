@@ -251,3 +251,17 @@ def test_people_who_are_not_staff_see_no_conversation(owner):
     response = client.get(page(thread))
 
     assert response.status_code == 302 and "/login/" in response["Location"]
+
+
+def test_a_summarized_thread_page_shows_its_summaries_and_the_page_is_recorded(moderator, owner):
+    from assistant_engine.organizations.models import StaffAccess
+    from conversations.models import Summary
+
+    thread = make_thread(owner, title="Long", messages=4, calls=0)
+    Summary.objects.create(thread=thread, through_seq=2, content="They planned the Thursday review.",
+                           read_untrusted=True, input_tokens=900, output_tokens=40, created_at=timezone.now())
+    Thread.objects.filter(id=thread.id).update(summary_seq=2)
+    response = moderator.get(page(thread))
+    body = response.content.decode()
+    assert "They planned the Thursday review." in body and "Summaries of earlier messages" in body
+    assert StaffAccess.objects.filter(kind="conversation", object_id=str(thread.id)).exists()
