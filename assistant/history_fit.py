@@ -26,8 +26,11 @@ from assistant.history_window import WindowItem, window_start
 from assistant_engine.providers.clients.base import AssistantReply, HistoryItem, ToolResults, UserText
 from assistant_engine.providers.windows import FRAMING_TOKENS_PER_PART
 
-# The share of the room the messages sent whole keep after a summary.
+# The share of the room the messages sent whole keep after a summary; at most
+# FOLD_AT_MOST when the turn (or a pending card) leaves no earlier place to
+# start, a summary of at most a quarter of the room beside them.
 KEEP_SHARE = 0.5
+FOLD_AT_MOST = 0.7
 
 
 class HistoryTooLong(Exception):
@@ -102,7 +105,7 @@ def fit_summarized(items: Sequence[HistoryItem], *, starts: Sequence[int], first
     if not allowed:
         raise HistoryTooLong
     keep = next((start for start in allowed if suffix[start] <= room * KEEP_SHARE), allowed[-1])
-    if suffix[keep] > room * (1 - KEEP_SHARE / 2):  # no room left for a summary beside it
+    if suffix[keep] > room * FOLD_AT_MOST:  # no room left for a summary beside it
         raise HistoryTooLong
     return Fit(keep, fold=True)
 

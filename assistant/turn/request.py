@@ -152,6 +152,8 @@ class RequestPhase(TurnState):
             raise TurnStopped(Turn.FailureKind.BOUNDS, bounds_notice(TOO_LONG_FOR_MODEL)) from None
         if fit.fold:
             self._fold(fit.start, room)
+            if self.context.size + FRAMING_TOKENS_PER_PART * self.context.parts > room:
+                raise TurnStopped(Turn.FailureKind.BOUNDS, bounds_notice(TOO_LONG_FOR_MODEL))
         return 0
 
     def _latest_fold(self) -> int:

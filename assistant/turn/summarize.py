@@ -20,6 +20,9 @@ from assistant_engine.providers.windows import FRAMING_TOKENS_PER_PART, request_
 
 logger = logging.getLogger("assistant.turn")
 
+# What the summary's block adds around its text (assistant.history.SummaryShown.item), at most.
+SUMMARY_FRAMING = 512
+
 
 class SummaryPhase(TurnState):
     """The summary's calls, and the history the loop holds made shorter by them."""
@@ -44,7 +47,7 @@ class SummaryPhase(TurnState):
             usage = usage + call_usage
         through_seq = next(start.seq for start in context.starts if start.index == keep)
         summary = summary_store(thread_id=self.turn.thread_id, turn_id=self.turn.id, through_seq=through_seq,
-                                content=_bounded_summary(previous, room // 4), taint=context.taint,
+                                content=_bounded_summary(previous, room // 4 - SUMMARY_FRAMING), taint=context.taint,
                                 input_tokens=usage.input_tokens, output_tokens=usage.output_tokens)
         context.replace_head(summary, keep)
         self.summaries += 1
@@ -56,15 +59,20 @@ class SummaryPhase(TurnState):
         text_bytes = len(request.system.encode()) + sum(len(item.text.encode()) for item in request.history)
         self._hold_for_call(request_token_bound(text_bytes=text_bytes, parts=len(request.history))
                             + FRAMING_TOKENS_PER_PART, request.max_tokens, job="summarize")
-        text, usage = [], Usage()
-        with closing(iter(self.client.stream(request))) as events:
-            for event in events:
-                self._check_time()
-                if isinstance(event, TextDelta):
-                    text.append(event.text)
-                elif isinstance(event, Usage):
-                    usage = usage + event
-        self.usage = self.usage + usage
+        text, usage, reported = [], Usage(), False
+        try:
+            with closing(iter(self.client.stream(request))) as events:
+                for event in events:
+                    self._check_time()
+                    if isinstance(event, TextDelta):
+                        text.append(event.text)
+                    elif isinstance(event, Usage):
+                        usage, reported = usage + event, True
+        finally:
+            if not reported:  # ended before the provider said: charged on the high side, as a reply's call
+                written = len("".join(text).encode())
+                usage = Usage(input_tokens=self.call_input_bound, output_tokens=min(written, request.max_tokens))
+            self.usage = self.usage + usage
         return "".join(text).strip(), usage
 
 

@@ -49,8 +49,9 @@ class OrganizationAdmin(admin.ModelAdmin):
     inlines = [MembershipInline, OrganizationChangeInline]
     # The model is checked against the catalog and the residency rules, which
     # this app can't import: its admins choose it, and the models members may
-    # pick, on the organization page (each change in its change log).
-    readonly_fields = ["model_option", "member_models"]
+    # pick, and what the model is sent of long conversations, on the
+    # organization page (each change in its change log).
+    readonly_fields = ["model_option", "member_models", "history_mode"]
 
     def save_model(self, request, obj, form, change):
         super().save_model(request, obj, form, change)
