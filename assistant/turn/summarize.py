@@ -48,7 +48,8 @@ class SummaryPhase(TurnState):
         through_seq = next(start.seq for start in context.starts if start.index == keep)
         summary = summary_store(thread_id=self.turn.thread_id, turn_id=self.turn.id, through_seq=through_seq,
                                 content=_bounded_summary(previous, room // 4 - SUMMARY_FRAMING), taint=context.taint,
-                                input_tokens=usage.input_tokens, output_tokens=usage.output_tokens)
+                                input_tokens=usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens,
+                                output_tokens=usage.output_tokens)
         context.replace_head(summary, keep)
         self.summaries += 1
         logger.info("turn_history_summarized", extra={"turn_id": str(self.turn.id), "through_seq": through_seq,

@@ -78,11 +78,13 @@ def test_a_2000_message_conversation_keeps_answering_within_each_models_window(o
     fake = fake_for(option)
     with fake.server() as server:
         client = provider_client(option, settings, monkeypatch, server.url)
+        turns = []
         for number in range(3):
             turn_id = turn_on(owner, thread, option, f"Question {number}: what did we decide?")
             run_turn(turn_id, client=client, clock=Clock())
             turn = Turn.objects.get(id=turn_id)
             assert (turn.status, turn.failure_kind) == ("done", "")
+            turns.append(turn)
     assert fake.refused == 0 and fake.largest <= option.context_window_tokens
     # The first turn caught up with the whole past once; the next two reused its summary.
     assert Summary.objects.filter(thread=thread).count() == 1
@@ -90,8 +92,12 @@ def test_a_2000_message_conversation_keeps_answering_within_each_models_window(o
     assert Message.objects.filter(thread=thread).count() == 2000 + 3 * 2
     document = owner.client.get(f"/api/conversations/{thread.id}/export?format=json")
     assert document.status_code == 200 and document.content.count(b"The quarterly budget review") >= 2000
-    # The inbox read of message 5 is summarized: its mark is kept (the later turns' guard sees it).
+    # The summary's calls are billed to the turn that made them, their hold marked in the ledger.
     summary = Summary.objects.get(thread=thread)
+    assert summary.turn_id == turns[0].id and 0 < summary.input_tokens <= turns[0].input_tokens
+    assert LedgerEntry.objects.filter(turn_id=turns[0].id, job="summarize").exists()
+    assert not LedgerEntry.objects.filter(turn_id__in=[turns[1].id, turns[2].id], job="summarize").exists()
+    # The inbox read of message 5 is summarized: its mark is kept (the later turns' guard sees it).
     assert summary.read_untrusted and Turn.objects.filter(thread=thread).latest("created_at").read_untrusted
 
 
@@ -129,8 +135,8 @@ def test_the_summary_is_made_once_per_threshold_crossed_not_per_turn(owner, sett
     summaries = list(Summary.objects.filter(thread=thread).order_by("through_seq"))
     assert [s.through_seq for s in summaries] == sorted({s.through_seq for s in summaries})
     assert "Note 0:" in summaries[1].content
-    # Billed to the turn that needed it; its hold marked in the ledger.
-    assert LedgerEntry.objects.filter(job="summarize").count() <= made * settings.ASSISTANT_SUMMARY_CALLS_PER_TURN
+    # Each written by the turn that needed it, once.
+    assert len({s.turn_id for s in summaries}) == made
 
 
 def test_window_and_full_are_the_organizations_choice(owner, settings):

@@ -1,6 +1,7 @@
 """The Anthropic client (direct) against a local server speaking the Messages
 SSE protocol, through the real `anthropic` SDK."""
 
+import json
 import logging
 
 import pytest
@@ -135,6 +136,23 @@ def test_sends_history_as_content_blocks_with_tool_results_in_a_user_message(ser
             ],
         },
     ]
+
+
+def test_the_summary_of_earlier_messages_is_a_cache_breakpoint_and_a_summarys_own_call_caches_nothing(server):
+    """Three breakpoints of Anthropic's four: the system prompt, the summary (stable for many
+    turns), the request's end; a call that writes a summary is made once: no cache write to pay."""
+    server.reply(anthropic_sse(anthropic_events(text=("ok",))), anthropic_sse(anthropic_events(text=("ok",))))
+    history = [UserText("<conversation_summary>…</conversation_summary>", cache_here=True),
+               AssistantReply("Noted."), UserText("and now?")]
+
+    list(make_client().stream(ModelRequest(system="Be brief.", history=history)))
+    list(make_client().stream(ModelRequest(system="Summarize.", history=history, purpose="summary")))
+
+    cached, summary_call = (request.json() for request in server.requests)
+    marked = [block for message in cached["messages"] for block in message["content"] if "cache_control" in block]
+    assert [block["text"] for block in marked] == ["<conversation_summary>…</conversation_summary>", "and now?"]
+    assert "cache_control" in cached["system"][0]
+    assert "cache_control" not in json.dumps(summary_call)
 
 
 def test_no_system_nor_tools_fields_when_there_are_none(server):

@@ -84,15 +84,17 @@ class AnthropicClient:
 
     def _stream(self, request: ModelRequest) -> Iterator[StreamEvent]:
         optional: dict[str, Any] = {}
+        # A summary's call is made once: caching it would only cost the cache write.
+        cache = request.purpose != "summary"
         if request.system:
             # A cache breakpoint of its own: tools and system prompt are read from the cache even on a
             # turn whose history changed at its start (a summary extended).
-            optional["system"] = [{"type": "text", "text": request.system, **_CACHE}]
+            optional["system"] = [{"type": "text", "text": request.system, **(_CACHE if cache else {})}]
         if request.tools:
             optional["tools"] = to_anthropic_tools(request.tools)
         events = self._sdk.messages.create(
             model=self.model,
-            messages=to_anthropic_messages(request.history),
+            messages=to_anthropic_messages(request.history, cache=cache),
             max_tokens=request.max_tokens,
             stream=True,
             **optional,
@@ -149,7 +151,7 @@ def to_anthropic_tools(tools: list[ToolSpec]) -> list[dict[str, Any]]:
     return [{"name": t.name, "description": t.description, "input_schema": t.input_schema} for t in tools]
 
 
-def to_anthropic_messages(history: list[HistoryItem]) -> list[dict[str, Any]]:
+def to_anthropic_messages(history: list[HistoryItem], *, cache: bool = True) -> list[dict[str, Any]]:
     """Messages of content blocks. Consecutive items of the same role (tool
     results, then the person's next text) become one message, as the API
     expects alternating roles."""
@@ -158,13 +160,13 @@ def to_anthropic_messages(history: list[HistoryItem]) -> list[dict[str, Any]]:
         role, blocks = _blocks(item)
         if not blocks:
             continue  # an empty assistant reply: the API refuses empty content
-        if getattr(item, "cache_here", False):
+        if cache and getattr(item, "cache_here", False):
             blocks[-1] = {**blocks[-1], **_CACHE}
         if messages and messages[-1]["role"] == role:
             messages[-1]["content"].extend(blocks)
         else:
             messages.append({"role": role, "content": blocks})
-    if messages:
+    if messages and cache:
         last = messages[-1]["content"]
         last[-1] = {**last[-1], **_CACHE}
     return messages
