@@ -26,6 +26,7 @@ from assistant_engine.providers.clients.base import (
     ToolUse,
     UserText,
 )
+from assistant_engine.providers.windows import FRAMING_TOKENS_PER_PART
 from assistant_engine.tools.framework import ToolError, bound_for_model, result_for_model, result_marks
 from assistant_engine.tools.registry import get_tool
 from conversations.models import Attachment, Message, ToolCall
@@ -114,6 +115,11 @@ class Context:
 
     def __post_init__(self):
         self.size, self.parts = history_bytes(self.items), history_parts(self.items)
+
+    @property
+    def tokens(self) -> int:
+        """The bound of what the history adds to a request, in tokens."""
+        return self.size + FRAMING_TOKENS_PER_PART * self.parts
 
     def replace_head(self, summary: "SummaryShown", start: int) -> None:
         """What is sent from now on: the summary, then the items from `start` on."""

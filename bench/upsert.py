@@ -26,6 +26,9 @@ sys.path.insert(0, str(ROOT))
 WORKDIR = Path(tempfile.mkdtemp(prefix="assistant-bench-upsert-"))
 os.environ.setdefault("DATABASE_URL", f"sqlite:///{WORKDIR / 'bench.sqlite3'}")
 os.environ.update(SECRET_KEY="bench-only", DEBUG="0", RUN_DIR=str(WORKDIR), LOG_LEVEL="WARNING")
+# Production settings refuse to start without these (README, Configuration).
+os.environ.setdefault("ASSISTANT_KEYS_SECRET", "bench-only")
+os.environ.setdefault("EMAIL_BACKEND", "django.core.mail.backends.locmem.EmailBackend")
 os.environ["DJANGO_SETTINGS_MODULE"] = "config.settings"
 
 import django  # noqa: E402

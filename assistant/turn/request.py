@@ -37,12 +37,7 @@ from assistant_engine.organizations.models import Membership
 from assistant_engine.providers.catalog import client_for
 from assistant_engine.providers.clients.base import ModelRequest
 from assistant_engine.providers.org_models import DEPLOYMENT, option_allowed, turn_key
-from assistant_engine.providers.windows import (
-    FRAMING_TOKENS_PER_PART,
-    input_room,
-    output_tokens,
-    request_token_bound,
-)
+from assistant_engine.providers.windows import input_room, output_tokens, request_token_bound
 from credits.money import call_bound_micros, micros_from_credits, request_micros
 from credits.services import CreditsExhausted, MemberCapReached, credits_reserve_more
 
@@ -142,7 +137,7 @@ class RequestPhase(TurnState):
             if self.history_mode == WINDOW:
                 return fit_window(items, room=room, max_bytes=settings.ASSISTANT_HISTORY_BYTES,
                                   min_messages=settings.HISTORY_WINDOW).start
-            if self.context.size + FRAMING_TOKENS_PER_PART * self.context.parts <= room:
+            if self.context.tokens <= room:
                 return 0  # all of it fits: nothing more to read
             fit = fit_summarized(items, starts=[start.index for start in self.context.starts],
                                  first=1 if self.context.summary else 0, latest=self._latest_fold(), room=room)
@@ -152,17 +147,18 @@ class RequestPhase(TurnState):
             raise TurnStopped(Turn.FailureKind.BOUNDS, bounds_notice(TOO_LONG_FOR_MODEL)) from None
         if fit.fold:
             self._fold(fit.start, room)
-            if self.context.size + FRAMING_TOKENS_PER_PART * self.context.parts > room:
+            if self.context.tokens > room:
                 raise TurnStopped(Turn.FailureKind.BOUNDS, bounds_notice(TOO_LONG_FOR_MODEL))
         return 0
 
     def _latest_fold(self) -> int:
         """The last item a summary may fold up to: the current turn's first
-        message, and never a pending card's proposal."""
+        message (its events block, else the person's), and never a pending card's proposal."""
         starts = self.context.starts
-        latest = next((s.index for s in starts if s.turn_id == self.turn.id), starts[-1].index if starts else 0)
-        latest = min(latest, starts[-1].index) if starts else latest
-        pending = pending_card_seq(self.turn.thread_id) if starts else None
+        if not starts:
+            return 0
+        latest = next((s.index for s in starts if s.turn_id == self.turn.id), starts[-1].index)
+        pending = pending_card_seq(self.turn.thread_id)
         if pending is not None:  # the last start before the proposal's message
             latest = min(latest, max((s.index for s in starts if s.seq <= pending), default=0))
         return latest
