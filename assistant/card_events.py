@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from assistant.app_events import render_events
 from assistant.models import ActionCard
-from assistant_engine.tools import framework
+from assistant_engine.tools import model_text
 
 Status = ActionCard.Status
 
@@ -68,8 +68,8 @@ def card_event(card: ActionCard) -> dict[str, str]:
         "kind": card.status,
         "card_id": str(card.id),
         "tool_name": card.tool_name,
-        "summary": framework.bound_for_model(_summary(card), MAX_SUMMARY_CHARS),
-        "input": framework.bound_for_model(
+        "summary": model_text.bound_for_model(_summary(card), MAX_SUMMARY_CHARS),
+        "input": model_text.bound_for_model(
             json.dumps(card.tool_input, ensure_ascii=False, sort_keys=True, separators=(",", ":")), MAX_SUMMARY_CHARS),
     }
 

@@ -1,7 +1,8 @@
 """What a confirmation card shows, and in which order: written once, every door renders it.
 
 The order is the promise: first what must be read before deciding (the
-trifecta warning, then that an identical action was already done), then the
+trifecta warning, that a write follows third-party content, then that an
+identical action was already done), then the
 action's title, then its whole description (every field of the effect, never
 cut). The browser, Telegram, MCP and the API's JSON all render this one
 presentation; a door that cannot show all of it must not offer Confirm.
@@ -31,9 +32,15 @@ TRIFECTA_WARNING = gettext_noop(
 )
 
 
+UNTRUSTED_WRITE_NOTICE = gettext_noop(
+    "This change comes after reading content from outside (an e-mail, a file, a web page): check that it is "
+    "what you want before confirming."
+)
+
+
 @dataclass(frozen=True)
 class Notice:
-    kind: str  # "trifecta" or "repeat"
+    kind: str  # "trifecta", "untrusted_write" or "repeat"
     text: str
 
 
@@ -75,6 +82,8 @@ def present(card: ActionCard) -> CardPresentation:
     notices = []
     if card.trifecta_warning:
         notices.append(Notice("trifecta", _(TRIFECTA_WARNING)))
+    if card.after_untrusted:
+        notices.append(Notice("untrusted_write", _(UNTRUSTED_WRITE_NOTICE)))
     if card.identical_done_at is not None:
         notices.append(Notice("repeat", repeat_notice(card.identical_done_at)))
     repeat = card.identical_done_at is not None and card.status == Status.PENDING

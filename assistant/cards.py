@@ -194,7 +194,7 @@ def current_fingerprint(member: Member, card: ActionCard) -> str | None:
     any more, the stored input no longer fits the tool)."""
     try:
         tool = get_tool(card.tool_name)
-        if tool.runs_in_loop:
+        if tool.tool_class == "read":  # a write is held after third-party content (trifecta.route_call)
             return None
         tool_input = framework.parse_input(tool, card.tool_input)
         description = framework.describe(tool, member, tool_input)

@@ -27,7 +27,8 @@ from assistant_engine.providers.clients.base import (
     UserText,
 )
 from assistant_engine.providers.windows import FRAMING_TOKENS_PER_PART
-from assistant_engine.tools.framework import ToolError, bound_for_model, result_for_model, result_marks
+from assistant_engine.tools.framework import ToolError, result_marks
+from assistant_engine.tools.model_text import bound_for_model, result_for_model
 from assistant_engine.tools.registry import get_tool
 from conversations.models import Attachment, Message, ToolCall
 

@@ -15,7 +15,7 @@ from uuid import UUID
 
 from assistant.card_presentation import present
 from assistant.models import ENDED_STATUSES, ActionCard, Turn
-from assistant_engine.tools.framework import bound_for_model
+from assistant_engine.tools.model_text import bound_for_model
 from conversations.models import Message, ToolCall
 
 PREVIEW_CHARS = 2000

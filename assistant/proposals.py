@@ -1,4 +1,5 @@
-"""Tools propose, people decide: a confirm/send call becomes a pending card."""
+"""Tools propose, people decide: a confirm/send call becomes a pending card,
+and so does a write after third-party content (assistant.trifecta.route_call)."""
 
 from datetime import timedelta
 
@@ -20,6 +21,10 @@ TRIFECTA_REFUSAL = (
     "outside the product is blocked for the rest of this turn. Tell the person; they can ask again in a "
     "new message if they want it sent."
 )
+UNTRUSTED_WRITE_NOTE = (
+    "This change comes after content from outside the product was read in this conversation, so the person "
+    "checks it on a card before it is made. Tell them what it would change and why."
+)
 REPEAT_NOTE = (
     "An identical action (same tool, input and data) was already confirmed in this conversation at {moment}: "
     "the card says so and the person must confirm it again explicitly. Do not propose it again unless asked."
@@ -28,7 +33,7 @@ REPEAT_NOTE = (
 
 def propose(
     member: Member, *, turn: Turn | None, tool: framework.Tool, tool_input: BaseModel, tool_call: ToolCall,
-    warning: bool,
+    warning: bool, after_untrusted: bool = False,
 ) -> dict:
     """Store a pending card for the person; the result tells the model it awaits them.
 
@@ -50,6 +55,7 @@ def propose(
         description=description.text,
         snapshot_hash=fingerprint,
         trifecta_warning=warning,
+        after_untrusted=after_untrusted,
         identical_done_at=identical_done_at(thread_id=thread_id, snapshot_hash=fingerprint),
         expires_at=timezone.now() + timedelta(seconds=settings.ASSISTANT_CARD_LIFETIME_SECONDS),
     )
@@ -64,6 +70,8 @@ def propose(
         result[flag] = True
     if warning:
         result["warning"] = TRIFECTA_WARNING
+    if after_untrusted:
+        result["why"] = UNTRUSTED_WRITE_NOTE
     if card.identical_done_at is not None:
         result["repeat"] = REPEAT_NOTE.format(moment=card.identical_done_at.isoformat(timespec="minutes"))
     return result

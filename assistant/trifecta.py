@@ -21,11 +21,15 @@ from enum import StrEnum
 TOOL_CLASSES = frozenset({"read", "write", "confirm", "send"})
 FLAGS = frozenset({"private", "untrusted"})
 MODES = frozenset({"warn", "block"})
+# What a write does after third-party content (Organization.untrusted_writes).
+WRITE_MODES = frozenset({"confirm", "run"})
 
 
 class Route(StrEnum):
     RUN = "run"
     PROPOSE = "propose"
+    # A write after third-party content: a card the person checks (issue 33).
+    PROPOSE_WRITE = "propose_write"
     PROPOSE_WITH_WARNING = "propose_with_warning"
     REFUSE = "refuse"
 
@@ -110,13 +114,22 @@ def is_trifecta(taint: Taint) -> bool:
     return taint.read_private and taint.read_untrusted
 
 
-def route_call(tool_class: str, taint: Taint, mode: str) -> Route:
-    """What the loop does with one call of a tool of this class."""
+def route_call(tool_class: str, taint: Taint, mode: str, *, untrusted_writes: str = "confirm") -> Route:
+    """What the loop does with one call of a tool of this class.
+
+    A write runs at once, except in a context that holds third-party content
+    under `untrusted_writes="confirm"` (the default): planted text could make
+    the model overwrite or create data (a note that carries the injection on),
+    so the person checks it on a card first. A read always runs."""
     _check_tool_class(tool_class)
     if mode not in MODES:
         raise ValueError(f"Unknown trifecta mode {mode!r}; expected one of {sorted(MODES)}.")
-    if tool_class in ("read", "write"):
+    if untrusted_writes not in WRITE_MODES:
+        raise ValueError(f"Unknown write mode {untrusted_writes!r}; expected one of {sorted(WRITE_MODES)}.")
+    if tool_class == "read":
         return Route.RUN
+    if tool_class == "write":
+        return Route.PROPOSE_WRITE if taint.read_untrusted and untrusted_writes == "confirm" else Route.RUN
     if tool_class == "confirm" or not is_trifecta(taint):
         return Route.PROPOSE
     return Route.REFUSE if mode == "block" else Route.PROPOSE_WITH_WARNING

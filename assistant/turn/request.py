@@ -74,6 +74,7 @@ class RequestPhase(TurnState):
         organization = membership.organization
         self.model_rule = (organization.model_option, organization.member_models)
         self.history_mode = history_mode_of(organization.history_mode, continuous=self.turn.thread.continuous)
+        self.untrusted_writes = organization.untrusted_writes
         return Member(membership.organization_id, membership.user_id, membership.role,
                       tenant=tenant_of(organization))
 

@@ -47,6 +47,8 @@ class TurnState:
         self.model_rule: tuple[str, str] | None = None
         # The organization's Organization.HistoryMode, as this conversation applies it (read with the member).
         self.history_mode = "summarize"
+        # Organization.untrusted_writes: "confirm" holds a write after third-party content for the person.
+        self.untrusted_writes = "confirm"
         self.summaries = 0  # summaries this turn wrote (assistant/turn/summarize.py)
         self.system = system_prompt()  # with the instructions once the member is verified
         self.cancel_checked_at = self.deadline - settings.ASSISTANT_TURN_SECONDS  # the start: no extra reading

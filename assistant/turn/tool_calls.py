@@ -1,7 +1,8 @@
 """Phase 3, run the tool calls: each stored before it runs (under the turn's
 row lock, so a Stop accepted before it is seen) and finished after; routed by
 the trifecta guard, whose taint follows every result the model sees; a write
-becomes a confirmation card (assistant.proposals), never runs here."""
+becomes a confirmation card (assistant.proposals), never runs here; so does
+a write after third-party content, unless the organization lets it run."""
 
 import logging
 
@@ -86,7 +87,8 @@ class ToolCallPhase(TurnState):
             parsed = framework.parse_input(tool, call.input)
         except framework.ToolInputError as error:
             return {"error": str(error)}, True
-        route = route_call(tool.tool_class, self.taint, settings.ASSISTANT_TRIFECTA)
+        route = route_call(tool.tool_class, self.taint, settings.ASSISTANT_TRIFECTA,
+                           untrusted_writes=self.untrusted_writes)
         self.taint = taint_after(self.taint, tool.tool_class, tool.flags)
         if route == Route.REFUSE:
             return {"error": proposals.TRIFECTA_REFUSAL}, True
@@ -100,7 +102,7 @@ class ToolCallPhase(TurnState):
                 return result, False
             proposed = proposals.propose(
                 self.member, turn=self.turn, tool=tool, tool_input=parsed, tool_call=record,
-                warning=route == Route.PROPOSE_WITH_WARNING,
+                warning=route == Route.PROPOSE_WITH_WARNING, after_untrusted=route == Route.PROPOSE_WRITE,
             )
             # Its description may carry marks of its own (a note's title written from inbox content).
             self.taint = taint_after(self.taint, tool.tool_class, framework.result_marks(tool, proposed))

@@ -51,7 +51,7 @@ class OrganizationAdmin(admin.ModelAdmin):
     # this app can't import: its admins choose it, and the models members may
     # pick, and what the model is sent of long conversations, on the
     # organization page (each change in its change log).
-    readonly_fields = ["model_option", "member_models", "history_mode"]
+    readonly_fields = ["model_option", "member_models", "history_mode", "untrusted_writes"]
 
     def save_model(self, request, obj, form, change):
         super().save_model(request, obj, form, change)

@@ -6,7 +6,7 @@ proof that this user belongs to this organization, resolved once per request.
 
 from dataclasses import dataclass, field
 
-from assistant_engine.organizations.models import Membership
+from assistant_engine.organizations.models import Membership, Organization
 
 
 @dataclass(frozen=True)
@@ -30,6 +30,7 @@ class MemberTerms:
     default_cap_credits: int | None
     member_models: str = "organization"
     history_mode: str = "summarize"  # Organization.HistoryMode
+    untrusted_writes: str = "confirm"  # Organization.UntrustedWrites
 
     @property
     def cap_credits(self) -> int | None:
@@ -94,8 +95,16 @@ def member_from_membership(membership: Membership) -> Member:
             default_cap_credits=organization.default_member_cap_credits,
             member_models=organization.member_models,
             history_mode=organization.history_mode,
+            untrusted_writes=organization.untrusted_writes,
         ),
     )
+
+
+def untrusted_writes_of(member: Member) -> str:
+    """What a write does after third-party content in the member's organization (Organization.UntrustedWrites)."""
+    if member.terms is not None:
+        return member.terms.untrusted_writes
+    return Organization.objects.values_list("untrusted_writes", flat=True).get(pk=member.organization_id)
 
 
 def tenant_of(organization) -> str:

@@ -18,6 +18,13 @@ class Organization(models.Model):
         LOCATION = "location", "Any model processed where the organization's is"
         ANY = "any", "Any model this deployment allows"
 
+    class UntrustedWrites(models.TextChoices):
+        """What a write tool does after the conversation read third-party content
+        (assistant.trifecta.route_call), on every door."""
+
+        CONFIRM = "confirm", "Held for the person to confirm"
+        RUN = "run", "Made at once"
+
     class HistoryMode(models.TextChoices):
         """What the model is sent of a long conversation once it no longer fits
         the model's window (assistant/history_fit.py), on every door."""
@@ -42,6 +49,8 @@ class Organization(models.Model):
                                      db_default=MemberModels.ORGANIZATION)
     history_mode = models.CharField(max_length=10, choices=HistoryMode.choices, default=HistoryMode.SUMMARIZE,
                                     db_default=HistoryMode.SUMMARIZE)
+    untrusted_writes = models.CharField(max_length=10, choices=UntrustedWrites.choices,
+                                        default=UntrustedWrites.CONFIRM, db_default=UntrustedWrites.CONFIRM)
     # Monthly cap in credits for a member without a cap of their own; null: none.
     default_member_cap_credits = models.PositiveIntegerField(null=True, blank=True)
     # Told to the model in every turn of its members (organizations.instructions).
@@ -112,6 +121,7 @@ class OrganizationChange(models.Model):
         INSTRUCTIONS = "instructions", "The organization's instructions changed"  # "<n> characters" or "cleared"
         MEMBER_MODELS = "member_models", "The models members may choose"  # a MemberModels value
         HISTORY_MODE = "history_mode", "What the model is sent of long conversations"  # a HistoryMode value
+        UNTRUSTED_WRITES = "untrusted_writes", "Writes after third-party content"  # an UntrustedWrites value
 
     organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="changes")
     at = models.DateTimeField(db_index=True)

@@ -149,6 +149,18 @@ def history_mode_set(member, *, mode: str) -> None:
                       action=OrganizationChange.Kind.HISTORY_MODE, detail=mode)
 
 
+def untrusted_writes_set(member, *, mode: str) -> None:
+    """An organization admin chooses what a write does after third-party content (Organization.UntrustedWrites)."""
+    if not member.is_admin:
+        raise Membership.DoesNotExist
+    if mode not in Organization.UntrustedWrites.values:
+        raise ValueError(f"Unknown write mode {mode!r}.")
+    with transaction.atomic():
+        Organization.objects.filter(pk=member.organization_id).update(untrusted_writes=mode)
+        change_record(organization_id=member.organization_id, actor_id=member.user_id,
+                      action=OrganizationChange.Kind.UNTRUSTED_WRITES, detail=mode)
+
+
 def preferred_language_set(*, user_id: int, language: str) -> None:
     """Keep the person's language on their account ('' forgets it). The caller
     has checked `language` against settings.LANGUAGES."""

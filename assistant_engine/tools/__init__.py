@@ -22,19 +22,17 @@ from assistant_engine.tools.framework import (
     UnknownTool,
     WrongToolClass,
     annotations_for,
-    bound_for_model,
     describe,
-    error_for_model,
     execute,
     input_schema,
     output_schema,
     parse_input,
     perform,
-    result_for_model,
     result_marks,
     tool_spec,
     tool_specs,
 )
+from assistant_engine.tools.model_text import bound_for_model, error_for_model, result_for_model
 
 __all__ = [
     "PROPOSE_CLASSES",

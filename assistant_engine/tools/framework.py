@@ -17,7 +17,6 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.db import transaction
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -331,7 +330,7 @@ def result_marks(tool: Tool, result: Any) -> frozenset[str]:
     """The flags a stored result of this tool carries itself (see `result_marks`)."""
     if result is None:
         return frozenset()
-    if not tool.runs_in_loop:  # a proposal (assistant.proposals): its description's marks
+    if not tool.runs_in_loop or is_proposal(result):  # a proposal (assistant.proposals): its description's marks
         return frozenset(flag for flag in SHOWN_FLAGS if isinstance(result, dict) and result.get(flag) is True)
     if tool.result_marks is None:
         return frozenset()
@@ -339,7 +338,10 @@ def result_marks(tool: Tool, result: Any) -> frozenset[str]:
 
 
 def describe(tool: Tool, member: Member, tool_input: Any) -> Description:
-    """What a confirm/send tool would do now; ToolNotFound if the target is not the person's."""
+    """What a confirm/send tool (or a write held for the person's check) would
+    do now; ToolNotFound if the target is not the person's."""
+    if tool.tool_class == "write":
+        return describe_write(tool, tool_input)
     _require_proposal(tool)
     description = tool.describe(member, _coerce_input(tool, tool_input))
     if not description.marks <= SHOWN_FLAGS:
@@ -353,8 +355,26 @@ def perform(tool: Tool, member: Member, tool_input: Any) -> Any:
     No transaction here: a send does slow I/O that must not hold one; the
     tool's service takes the transaction it needs.
     """
+    if tool.tool_class == "write":  # held after third-party content: it writes as such
+        return execute(tool, member, tool_input, context=ToolContext(untrusted=True))
     _require_proposal(tool)
     return to_jsonable(tool, tool.perform(member, _coerce_input(tool, tool_input)))
+
+
+def describe_write(tool: Tool, tool_input: Any) -> Description:
+    """A write's card: every field of what it would write, whole. Its input
+    came from a model that read third-party content, so the description is
+    third-party content too when read back."""
+    parsed = _coerce_input(tool, tool_input)
+    fields = parsed.model_dump(mode="json")
+    lines = [f"{name}: {value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)}"
+             for name, value in fields.items() if value is not None]
+    return Description("\n".join(lines), {"input": fields}, frozenset({"untrusted"}))
+
+
+def is_proposal(result: Any) -> bool:
+    """Whether a stored result is a card's proposal (assistant.proposals), not the tool's own result."""
+    return isinstance(result, dict) and result.get("status") == "awaiting_confirmation" and "card_id" in result
 
 
 def _require_proposal(tool: Tool) -> None:
@@ -369,32 +389,3 @@ def to_jsonable(tool: Tool, result: Any) -> Any:
     if isinstance(result, BaseModel):
         return result.model_dump(mode="json")
     return to_jsonable_python(result)
-
-
-# --- Results for the model ---------------------------------------------------
-
-
-def truncation_marker(shown: int, total: int) -> str:
-    return f"…[truncated: showed {shown} of {total} characters]"
-
-
-def bound_for_model(text: str, limit: int | None = None) -> str:
-    """At most `limit` characters of `text`, then a visible marker when cut."""
-    limit = settings.ASSISTANT_TOOL_RESULT_CHARS if limit is None else limit
-    if len(text) <= limit:
-        return text
-    return text[:limit] + truncation_marker(limit, len(text))
-
-
-def result_for_model(result: Any, limit: int | None = None) -> str:
-    """JSON text of a result, bounded; the raw result is stored whole elsewhere.
-
-    Keys sorted: PostgreSQL's jsonb gives a stored result back in its own key
-    order, so the text the model sees is the same whether the loop holds the
-    result or reads it back (and a provider's prompt cache keeps matching)."""
-    text = json.dumps(to_jsonable_python(result), ensure_ascii=False, separators=(",", ":"), sort_keys=True)
-    return bound_for_model(text, limit)
-
-
-def error_for_model(error: ToolError, limit: int | None = None) -> str:
-    return bound_for_model(str(error) or type(error).__name__, limit)

@@ -79,6 +79,15 @@ def _history_mode(actor: str, detail: str, labels: dict) -> str | None:
     return _("%(actor)s chose to send the assistant %(mode)s") % {"actor": actor, "mode": modes[detail]}
 
 
+def _untrusted_writes(actor: str, detail: str, labels: dict) -> str | None:
+    if detail == "confirm":
+        return _("%(actor)s chose that changes after reading outside content wait for a confirmation") % {
+            "actor": actor}
+    if detail == "run":
+        return _("%(actor)s chose that changes after reading outside content are made at once") % {"actor": actor}
+    return None
+
+
 def _key_saved(actor: str, detail: str, labels: dict) -> str | None:
     provider, _sep, hint = detail.partition(" ")
     return _("%(actor)s saved a key for %(provider)s (%(hint)s)") % {
@@ -102,6 +111,7 @@ SENTENCES: dict[str, Callable[[str, str, dict], str | None]] = {
     Kind.MODEL: _model,
     Kind.MEMBER_MODELS: _member_models,
     Kind.HISTORY_MODE: _history_mode,
+    Kind.UNTRUSTED_WRITES: _untrusted_writes,
     Kind.PROVIDER_KEY_SAVED: _key_saved,
     Kind.PROVIDER_KEY_REMOVED: _key_removed,
     Kind.MEMBER_CAP: _cap,

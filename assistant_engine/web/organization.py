@@ -36,6 +36,7 @@ from assistant_engine.organizations.services import (
     member_cap_set_by_admin,
     member_restore,
     member_suspend,
+    untrusted_writes_set,
 )
 from assistant_engine.providers.catalog import CATALOG
 from assistant_engine.providers.models import ProviderKey
@@ -152,6 +153,10 @@ class HistoryModeForm(forms.Form):
     mode = forms.ChoiceField(choices=Organization.HistoryMode.choices)
 
 
+class UntrustedWritesForm(forms.Form):
+    mode = forms.ChoiceField(choices=Organization.UntrustedWrites.choices)
+
+
 class KeyForm(forms.Form):
     provider = forms.ChoiceField(choices=ProviderKey.Provider.choices)
     key = forms.CharField(strip=True, max_length=500)
@@ -249,6 +254,13 @@ def choose_history_mode(request) -> str:
     chosen = _valid(HistoryModeForm(request.POST), _("Choose one of the ways."))
     history_mode_set(request.member, mode=chosen["mode"])
     return _("What the assistant reads of long conversations was changed.")
+
+
+@admin_action
+def choose_untrusted_writes(request) -> str:
+    chosen = _valid(UntrustedWritesForm(request.POST), _("Choose one of the ways."))
+    untrusted_writes_set(request.member, mode=chosen["mode"])
+    return _("What the assistant does with changes after reading outside content was changed.")
 
 
 @admin_action

@@ -15,6 +15,8 @@ urlpatterns = [
     path("organization/model", organization.choose_model, name="web-organization-model"),
     path("organization/member-models", organization.choose_member_models, name="web-organization-member-models"),
     path("organization/history-mode", organization.choose_history_mode, name="web-organization-history-mode"),
+    path("organization/untrusted-writes", organization.choose_untrusted_writes,
+         name="web-organization-untrusted-writes"),
     path("organization/instructions", organization.save_instructions, name="web-organization-instructions"),
     path("organization/keys", organization.save_key, name="web-organization-key-save"),
     path("organization/keys/<str:provider>/remove", organization.remove_key, name="web-organization-key-remove"),

@@ -1,12 +1,12 @@
 """Issue 22, point 10: every door keeps every promise. One test per promise,
 run against each door of the registry (registry.py): tenancy, a card shown
 whole with the warning first before any Confirm, taint across turns and
-sessions, Stop, no effect twice."""
+sessions, Stop, no effect twice, a write after third-party content held for the person."""
 
 import pytest
 from django.core import mail
 
-from assistant.card_presentation import TRIFECTA_WARNING, tool_title
+from assistant.card_presentation import TRIFECTA_WARNING, UNTRUSTED_WRITE_NOTICE, tool_title
 from assistant.loop import run_turn
 from assistant.models import ActionCard, Turn
 from assistant.turn.outcome import CANCELLED_NOTICE
@@ -104,6 +104,19 @@ def test_taint_a_send_after_private_and_untrusted_reads_in_the_previous_turn_or_
         assert card.trifecta_warning
         shown = "\n".join(piece.text for piece in proposer.shown(owner, card))
         assert shown.index(TRIFECTA_WARNING) < shown.index(tool_title("send_email"))
+
+
+def test_a_write_after_third_party_content_waits_for_the_persons_check_and_says_why(door, owner,
+                                                                                  private_and_untrusted):
+    """Issue 33: an obedient model that read the inbox can't write the person's data by itself, on any door."""
+    earlier = door.reads(owner)
+    proposer = door if door.proposes else ApiDoor(door.request)
+    card = proposer.propose(owner, None, ("create_note", {"title": "From the inbox", "body": "IBAN CH00"}),
+                            after=earlier)
+    assert card is not None and (card.tool_name, card.after_untrusted) == ("create_note", True)
+    assert not Note.objects.filter(title="From the inbox").exists()
+    shown = "\n".join(piece.text for piece in proposer.shown(owner, card))
+    assert shown.index(UNTRUSTED_WRITE_NOTICE) < shown.index(tool_title("create_note")) < shown.index("IBAN CH00")
 
 
 def test_models_a_turn_runs_only_on_a_model_the_organization_lets_its_members_use(door, owner, acme, settings):

@@ -30,7 +30,7 @@ from assistant_engine.tools import (
     result_for_model,
     tool_spec,
 )
-from assistant_engine.tools.framework import truncation_marker
+from assistant_engine.tools.model_text import truncation_marker
 from workspace.models import Note
 
 # --- A small cast of tools ----------------------------------------------------------
@@ -415,14 +415,23 @@ def test_describe_and_perform_a_proposal_tool(owner, tool_class):
     assert perform(tool, owner.member, {"text": "a"}) == {"echo": "a"}
 
 
-@pytest.mark.parametrize("tool_class", ["read", "write"])
-def test_describe_and_perform_refuse_a_tool_that_runs(owner, tool_class):
-    tool = make_tool(tool_class=tool_class)
+def test_describe_and_perform_refuse_a_read():
+    tool = make_tool(tool_class="read")
+    owner = None
 
     with pytest.raises(WrongToolClass):
-        describe(tool, owner.member, {"text": "a"})
+        describe(tool, owner, {"text": "a"})
     with pytest.raises(WrongToolClass):
-        perform(tool, owner.member, {"text": "a"})
+        perform(tool, owner, {"text": "a"})
+
+
+def test_a_write_held_for_the_person_is_described_whole_and_performed_as_after_untrusted_content(owner):
+    seen = []
+    tool = make_tool(tool_class="write", takes_context=True,
+                     run=lambda member, parsed, context: seen.append(context.untrusted) or {"ok": parsed.text})
+    description = describe(tool, owner.member, {"text": "a" * 50})
+    assert description.text == "text: " + "a" * 50 + "\ncount: 1" and description.marks == frozenset({"untrusted"})
+    assert perform(tool, owner.member, {"text": "b"}) == {"ok": "b"} and seen == [True]
 
 
 # --- Registry ----------------------------------------------------------------------------------

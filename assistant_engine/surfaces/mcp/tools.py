@@ -24,9 +24,9 @@ from assistant.card_presentation import present
 from assistant.models import ActionCard
 from assistant.trifecta import Route, route_call
 from assistant_engine.foundation.serializers import unstorable_text
-from assistant_engine.organizations.members import Member
+from assistant_engine.organizations.members import Member, untrusted_writes_of
 from assistant_engine.surfaces.mcp import record
-from assistant_engine.tools import framework
+from assistant_engine.tools import framework, model_text
 from assistant_engine.tools.registry import all_tools, get_tool
 from conversations.models import ToolCall
 
@@ -50,8 +50,11 @@ def mcp_tools() -> list[types.Tool]:
 
 def _mcp_tool(tool: framework.Tool) -> types.Tool:
     hints = framework.annotations_for(tool)
-    output = framework.output_schema(tool) if tool.runs_in_loop else ProposedCard.model_json_schema(
-        mode="serialization")
+    card = ProposedCard.model_json_schema(mode="serialization")
+    output = framework.output_schema(tool) if tool.runs_in_loop else card
+    if tool.tool_class == "write" and output is not None:
+        # After third-party content a write answers with its card (the organization's choice).
+        output = {"type": "object", "anyOf": [output, card]}
     return types.Tool(
         name=tool.name, title=tool.title, description=framework.model_description(tool),
         input_schema=framework.input_schema(tool), output_schema=output,
@@ -80,7 +83,8 @@ def call_tool(member: Member, name: str, arguments: Any, *, site_url: str) -> ty
         call = record.call_started(member, record.conversation_locked(member, now), tool.name, arguments, now)
     try:
         parsed = framework.parse_input(tool, arguments)
-        route = route_call(tool.tool_class, taint, settings.ASSISTANT_TRIFECTA)
+        route = route_call(tool.tool_class, taint, settings.ASSISTANT_TRIFECTA,
+                           untrusted_writes=untrusted_writes_of(member) if tool.tool_class == "write" else "confirm")
         if route == Route.REFUSE:
             raise framework.ToolError(proposals.TRIFECTA_REFUSAL)
         if route == Route.RUN:
@@ -88,7 +92,8 @@ def call_tool(member: Member, name: str, arguments: Any, *, site_url: str) -> ty
             record.add_reads(member, tool, framework.result_marks(tool, result), timezone.now())
             record.call_finished(call, result, is_error=False)
             return _result(tool, result)
-        card = _propose(member, call, tool, parsed, warning=route == Route.PROPOSE_WITH_WARNING)
+        card = _propose(member, call, tool, parsed, warning=route == Route.PROPOSE_WITH_WARNING,
+                        after_untrusted=route == Route.PROPOSE_WRITE)
         record.add_reads(member, tool, framework.result_marks(tool, call.result), timezone.now())
     except framework.ToolError as error:
         text = str(error) or type(error).__name__
@@ -105,7 +110,7 @@ def _result(tool: framework.Tool, result: Any) -> types.CallToolResult:
     given whole, nor as a partial structure the client would validate: it
     comes as its bounded text, marked as an error."""
     text = json.dumps(result, ensure_ascii=False, separators=(",", ":"))
-    bounded = framework.bound_for_model(text)
+    bounded = model_text.bound_for_model(text)
     if bounded != text:
         return _error(bounded)
     structured = result if tool.output is not None and isinstance(result, dict) else None
@@ -113,14 +118,16 @@ def _result(tool: framework.Tool, result: Any) -> types.CallToolResult:
 
 
 def _error(text: str) -> types.CallToolResult:
-    return types.CallToolResult(content=[types.TextContent(type="text", text=framework.bound_for_model(text))],
+    return types.CallToolResult(content=[types.TextContent(type="text", text=model_text.bound_for_model(text))],
                                 is_error=True)
 
 
-def _propose(member: Member, call: ToolCall, tool: framework.Tool, parsed, *, warning: bool) -> ActionCard:
+def _propose(member: Member, call: ToolCall, tool: framework.Tool, parsed, *, warning: bool,
+             after_untrusted: bool) -> ActionCard:
     """The card, in the MCP conversation that holds the call that proposed it."""
     with transaction.atomic():
-        result = proposals.propose(member, turn=None, tool=tool, tool_input=parsed, tool_call=call, warning=warning)
+        result = proposals.propose(member, turn=None, tool=tool, tool_input=parsed, tool_call=call, warning=warning,
+                                   after_untrusted=after_untrusted)
         record.call_finished(call, result, is_error=False)
         return ActionCard.objects.get(id=result["card_id"])
 
