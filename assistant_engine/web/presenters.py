@@ -20,6 +20,7 @@ from assistant.app_events import parse_events
 from assistant.card_events import WITHDRAWN_ERROR
 from assistant.card_presentation import CardPresentation, present
 from assistant_engine.web.markdown import render_markdown
+from assistant_engine.web.outbound import through_interstitial
 
 # Longer results start collapsed in the page (the person can expand them).
 LONG_RESULT_CHARS = 1200
@@ -296,9 +297,13 @@ def blocks_of(messages, cards, *, titles: dict[str, str], now: datetime) -> list
 
 
 def _part(message, *, files: bool = False) -> PartView:
-    """`files`: the message's attachments (prefetched), shown on the person's messages."""
+    """`files`: the message's attachments (prefetched), shown on the person's messages. The
+    model's links to other hosts go through an interstitial (web/outbound.py); the person's own don't."""
+    rendered = render_markdown(message.content)
+    if message.role == "assistant":
+        rendered = through_interstitial(rendered)
     return PartView(
-        id=str(message.client_id), html=render_markdown(message.content), status=message.status,
+        id=str(message.client_id), html=rendered, status=message.status,
         # Notices are stored in English; the engine's own ones are in the catalog (assistant.turn.outcome).
         notice=_(message.notice) if message.notice else "",
         key=str(message.id), rating=_rating(message),

@@ -7,6 +7,7 @@ urlpatterns = [
     path("", views.chat, name="web-chat"),
     path("c/<uuid:conversation_id>/", views.chat, name="web-conversation"),
     path("c/<uuid:conversation_id>/messages", views.conversation_messages, name="web-conversation-messages"),
+    path("out/", views.outbound, name="web-outbound"),
     path("conversations/list", views.sidebar_list, name="web-sidebar"),
     path("cards/<uuid:card_id>/", views.card, name="web-card"),
     path("organizations/", views.organizations, name="web-organizations"),

@@ -3,6 +3,7 @@ the REST API for everything that writes (chat, delete, cards) and fetches the
 fragments below to show what the server stored."""
 
 from functools import wraps
+from urllib.parse import urlsplit
 from uuid import UUID
 
 from django.conf import settings
@@ -23,6 +24,7 @@ from assistant_engine.providers.org_models import member_options, rule_of
 from assistant_engine.web import selectors
 from assistant_engine.web.language import LoginView
 from assistant_engine.web.members import member_required
+from assistant_engine.web.outbound import destination
 from conversations.selectors import ConversationNotFound
 
 EXAMPLES = [
@@ -135,6 +137,19 @@ def data(request):
         "export_url": reverse("me-export"),
         "staff_accesses": selectors.staff_access_list(request.member),
     })
+
+
+@require_GET
+@login_required
+@with_csp
+def outbound(request):
+    """The whole destination of a link the assistant wrote, before the person goes there (web/outbound.py)."""
+    url = destination(request.GET.get("to", ""))
+    if url is None:
+        raise Http404("No such link.")
+    parts = urlsplit(url)
+    return render(request, "assistant/outbound.html", {"url": url, "host": parts.hostname or "",
+                                                        "has_query": bool(parts.query)})
 
 
 @require_http_methods(["GET", "POST"])

@@ -48,10 +48,17 @@ def test_markdown_becomes_the_tags_telegram_accepts():
                                "- one\n- two\n\n1. first\n2. second\n\n```\na < b\n```\n> quoted")
     assert out == (
         "<b>Plan</b>\n\n<b>Bold</b>, <i>it</i>, <s>gone</s>, <code>x&lt;y</code>, "
-        '<a href="https://example.com?a=1&amp;b=2">site</a>\n\n• one\n• two\n\n1. first\n2. second\n\n'
+        'site (https://example.com?a=1&amp;b=2)\n\n• one\n• two\n\n1. first\n2. second\n\n'
         "<pre><code>a &lt; b\n</code></pre>\n\n<blockquote>quoted\n\n</blockquote>"
     )
     well_formed_text(out)
+
+
+def test_a_link_never_hides_its_destination():
+    """Issue 33.3: an obedient model can hide private data in a link's query string behind a label."""
+    out = markdown_to_telegram("Your [invoice](https://evil.example/c?iban=CH00) and https://example.org/x")
+    assert out == "Your invoice (https://evil.example/c?iban=CH00) and https://example.org/x"
+    assert "<a " not in out
 
 
 def test_raw_html_and_unsafe_links_are_shown_as_text():

@@ -43,17 +43,17 @@ class _Folder(HTMLParser):
         super().__init__(convert_charrefs=False)
         self.out: list[str] = []
         self.lists: list[list[int]] = []  # per open list: [next number] (ol) or [] (ul)
-        self.links: list[bool] = []
+        # Per open link: its destination and where its label starts in `out` ("" when not a safe link).
+        self.links: list[tuple[str, int]] = []
         self.in_pre = 0
 
     def handle_starttag(self, tag, attrs):
         attributes = dict(attrs)
         if tag == "a":
             href = attributes.get("href") or ""
-            safe = bool(_SAFE_URL.match(href))
-            self.links.append(safe)
-            if safe:
-                self.out.append(f'<a href="{html.escape(href, quote=True)}">')
+            # Never a label over a hidden destination (issue 33.3): the label, then the address in
+            # full, which Telegram makes clickable itself (its link previews are off: bot.py).
+            self.links.append((href if _SAFE_URL.match(href) else "", len(self.out)))
         elif tag in _INLINE:
             self.out.append(f"<{_INLINE[tag]}>")
         elif tag in ("h1", "h2", "h3", "h4", "h5", "h6"):
@@ -80,9 +80,11 @@ class _Folder(HTMLParser):
             self.out.append(escape(attributes.get("alt") or ""))
 
     def handle_endtag(self, tag):
-        if tag == "a":
-            if self.links and self.links.pop():
-                self.out.append("</a>")
+        if tag == "a" and self.links:
+            href, start = self.links.pop()
+            label = html.unescape(re.sub(r"<[^>]*>", "", "".join(self.out[start:])))
+            if href and label.strip() != href:
+                self.out.append(f" ({escape(href)})")
         elif tag in _INLINE:
             self.out.append(f"</{_INLINE[tag]}>")
         elif tag in ("h1", "h2", "h3", "h4", "h5", "h6"):
