@@ -10,7 +10,7 @@ PIP := $(PY) -m pip install --disable-pip-version-check --progress-bar off
 # pip's warnings (a build backend's notices) go here, shown only when the install fails.
 PIP_LOG := $(VENV)/pip-install.log
 
-.PHONY: run serve test messages bench bench-compare bench-reservation bench-render bench-first-word bench-scale bench-turns \
+.PHONY: run serve test messages bench bench-compare bench-injection bench-reservation bench-render bench-first-word bench-scale bench-turns \
 	loadtest lint clean
 
 $(APP_STAMP): pyproject.toml
@@ -63,6 +63,10 @@ $(PEER_VENV)/.installed:
 
 bench-compare: $(STAMP) $(PEER_VENV)/.installed
 	$(PY) bench/compare.py --write
+
+# Every channel × injection goal × guard mode × wire format, with a model that obeys every injection; appends to bench/README.md.
+bench-injection: $(STAMP)
+	$(PY) bench/injection.py --write
 
 bench-reservation: $(STAMP)
 	$(PY) bench/reservation.py

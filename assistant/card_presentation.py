@@ -33,8 +33,8 @@ TRIFECTA_WARNING = gettext_noop(
 
 
 UNTRUSTED_WRITE_NOTICE = gettext_noop(
-    "This change comes after reading content from outside (an e-mail, a file, a web page): check that it is "
-    "what you want before confirming."
+    "This was proposed after the assistant read content from outside (an e-mail, a file, a web page), which can "
+    "hold instructions meant to mislead it: check that it is what you asked for before confirming."
 )
 
 

@@ -118,7 +118,8 @@ class ActionCard(models.Model):
     description = models.TextField()
     snapshot_hash = models.CharField(max_length=64)
     trifecta_warning = models.BooleanField(default=False)
-    # A write held for the person's check because it follows third-party content (Route.PROPOSE_WRITE).
+    # Proposed in a context that held third-party content: a write held for the person's check
+    # (Route.PROPOSE_WRITE), or a delete or a send then; its card says so.
     after_untrusted = models.BooleanField(default=False, db_default=False)
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.PENDING)
     created_at = models.DateTimeField(auto_now_add=True)

@@ -22,8 +22,8 @@ TRIFECTA_REFUSAL = (
     "new message if they want it sent."
 )
 UNTRUSTED_WRITE_NOTE = (
-    "This change comes after content from outside the product was read in this conversation, so the person "
-    "checks it on a card before it is made. Tell them what it would change and why."
+    "This comes after content from outside the product was read in this conversation, so the person checks it "
+    "on a card before it is done. Tell them what it would do and why."
 )
 REPEAT_NOTE = (
     "An identical action (same tool, input and data) was already confirmed in this conversation at {moment}: "

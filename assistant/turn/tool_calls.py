@@ -89,6 +89,8 @@ class ToolCallPhase(TurnState):
             return {"error": str(error)}, True
         route = route_call(tool.tool_class, self.taint, settings.ASSISTANT_TRIFECTA,
                            untrusted_writes=self.untrusted_writes)
+        # Any card proposed in a context that holds third-party content says so (a delete, a send, a write).
+        after_untrusted = self.taint.read_untrusted
         self.taint = taint_after(self.taint, tool.tool_class, tool.flags)
         if route == Route.REFUSE:
             return {"error": proposals.TRIFECTA_REFUSAL}, True
@@ -102,7 +104,7 @@ class ToolCallPhase(TurnState):
                 return result, False
             proposed = proposals.propose(
                 self.member, turn=self.turn, tool=tool, tool_input=parsed, tool_call=record,
-                warning=route == Route.PROPOSE_WITH_WARNING, after_untrusted=route == Route.PROPOSE_WRITE,
+                warning=route == Route.PROPOSE_WITH_WARNING, after_untrusted=after_untrusted,
             )
             # Its description may carry marks of its own (a note's title written from inbox content).
             self.taint = taint_after(self.taint, tool.tool_class, framework.result_marks(tool, proposed))

@@ -93,7 +93,7 @@ def call_tool(member: Member, name: str, arguments: Any, *, site_url: str) -> ty
             record.call_finished(call, result, is_error=False)
             return _result(tool, result)
         card = _propose(member, call, tool, parsed, warning=route == Route.PROPOSE_WITH_WARNING,
-                        after_untrusted=route == Route.PROPOSE_WRITE)
+                        after_untrusted=taint.read_untrusted)
         record.add_reads(member, tool, framework.result_marks(tool, call.result), timezone.now())
     except framework.ToolError as error:
         text = str(error) or type(error).__name__
