@@ -40,7 +40,7 @@ UNTRUSTED_WRITE_NOTICE = gettext_noop(
 
 @dataclass(frozen=True)
 class Notice:
-    kind: str  # "trifecta", "untrusted_write" or "repeat"
+    kind: str  # "trifecta", "untrusted_write", "sources" or "repeat"
     text: str
 
 
@@ -84,6 +84,8 @@ def present(card: ActionCard) -> CardPresentation:
         notices.append(Notice("trifecta", _(TRIFECTA_WARNING)))
     if card.after_untrusted:
         notices.append(Notice("untrusted_write", _(UNTRUSTED_WRITE_NOTICE)))
+    if card.sources:
+        notices.append(Notice("sources", _("After reading: %(sources)s.") % {"sources": "; ".join(card.sources)}))
     if card.identical_done_at is not None:
         notices.append(Notice("repeat", repeat_notice(card.identical_done_at)))
     repeat = card.identical_done_at is not None and card.status == Status.PENDING

@@ -9,14 +9,14 @@ here, the one place history is built.
 
 import json
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 from uuid import UUID
 
 from assistant.app_events import event_tool_names, neutralize
 from assistant.history_fit import history_bytes, history_parts
 from assistant.page_context import is_page_context, is_untrusted_page_context
-from assistant.trifecta import SeenCall, Taint, context_taint
+from assistant.trifecta import SeenCall, Taint, context_taint, untrusted_sources
 from assistant_engine.providers.clients.base import (
     AssistantReply,
     FilePart,
@@ -27,7 +27,7 @@ from assistant_engine.providers.clients.base import (
     UserText,
 )
 from assistant_engine.providers.windows import FRAMING_TOKENS_PER_PART
-from assistant_engine.tools.framework import ToolError, result_marks
+from assistant_engine.tools.framework import ToolError, result_marks, sources_of
 from assistant_engine.tools.model_text import bound_for_model, result_for_model
 from assistant_engine.tools.registry import get_tool
 from conversations.models import Attachment, Message, ToolCall
@@ -35,14 +35,16 @@ from conversations.models import Attachment, Message, ToolCall
 # A page context told to the model (assistant/page_context.py) carries a title of the person's.
 PAGE_CONTEXT_SEEN = SeenCall(flags=frozenset({"private"}))
 # ... and a title written from third-party content is untrusted too.
-UNTRUSTED_PAGE_CONTEXT_SEEN = SeenCall(flags=frozenset({"private", "untrusted"}))
+UNTRUSTED_PAGE_CONTEXT_SEEN = SeenCall(flags=frozenset({"private", "untrusted"}),
+                                       sources=("the title of the page you had open",))
 # A file the person attached: theirs, so private (a confidential document must
 # not be mailed out unguarded), and maybe written by someone else, so it may
 # carry instructions.
-ATTACHED_FILE_SEEN = SeenCall(flags=frozenset({"private", "untrusted"}))
+ATTACHED_FILE_SEEN = SeenCall(flags=frozenset({"private", "untrusted"}))  # named by attached_file_seen
 # Text a client uploaded (`PUT`, /ai/) in a role the engine writes itself, private and untrusted
 # as an uploaded call: nobody vouches for where it came from (see `uploaded_text`).
-UPLOADED_TEXT_SEEN = SeenCall(flags=None)
+UPLOADED_TEXT_SEEN = SeenCall(flags=None, sources=("content a client uploaded to the conversation",))
+UNVOUCHED = ("a tool result nobody can vouch for (uploaded, or of a tool no longer declared)",)
 
 UNFINISHED_CALL = "This tool call did not finish (the turn was interrupted)."
 
@@ -93,7 +95,8 @@ class SummaryShown:
     @property
     def seen(self) -> SeenCall:
         flags = {"private"} if self.taint.read_private else set()
-        return SeenCall(flags=frozenset(flags | ({"untrusted"} if self.taint.read_untrusted else set())))
+        return SeenCall(flags=frozenset(flags | ({"untrusted"} if self.taint.read_untrusted else set())),
+                        sources=("earlier messages of this conversation (summarized)",))
 
 
 @dataclass
@@ -111,6 +114,8 @@ class Context:
     starts: list["Start"] = field(default_factory=list)
     # The summary standing for the messages before `starts[0]` (items[0] is its text), if any.
     summary: SummaryShown | None = None
+    # Where the third-party content in it came from, each once ("mail from x@y", "file z.pdf").
+    sources: list[str] = field(default_factory=list)
     size: int = 0
     parts: int = 0  # messages, tool uses and results: what providers frame one by one
 
@@ -193,12 +198,12 @@ def load_context(thread_id: UUID, *, summary: SummaryShown | None = None) -> Con
         if uploaded_text(role, content, turn_id):
             seen.append(UPLOADED_TEXT_SEEN)
         if message_id in files:  # seen once sent, as a superseded reply's reads
-            seen.append(ATTACHED_FILE_SEEN)
+            seen.append(replace(ATTACHED_FILE_SEEN, sources=tuple(f"file {part.name}" for part in files[message_id])))
         if superseded_at is None:  # a previous version (regenerated, edited) is never sent again
             if role in (Message.Role.USER, Message.Role.EVENT):
                 starts.append(Start(len(items), seq, turn_id))
             items.extend(_items_of(role, content, turn_id, calls, files.get(message_id, ())))
-    return Context(items, context_taint(seen), next_seq, starts, summary)
+    return Context(items, context_taint(seen), next_seq, starts, summary, sources=untrusted_sources(seen))
 
 
 def uploaded_text(role: str, content: str, turn_id: UUID | None) -> bool:
@@ -234,16 +239,18 @@ def seen_call(call: StoredCall, *, vouched: bool) -> SeenCall:
     except ToolError:
         tool = None  # a tool not declared today: nobody vouches for what it returned
     if tool is None:
-        return SeenCall(flags=None)
-    return SeenCall(flags=tool.flags, marks=frozenset() if call.is_error else result_marks(tool, call.result))
+        return SeenCall(flags=None, sources=UNVOUCHED)
+    marks = frozenset() if call.is_error else result_marks(tool, call.result)
+    return SeenCall(flags=tool.flags, marks=marks, sources=tuple(sources_of(tool, call.result)))
 
 
 def seen_tool(name: str) -> SeenCall:
     """What an application event about a card of this tool shows the model."""
     try:
-        return SeenCall(flags=get_tool(name).flags)
+        tool = get_tool(name)
     except ToolError:
-        return SeenCall(flags=None)
+        return SeenCall(flags=None, sources=UNVOUCHED)
+    return SeenCall(flags=tool.flags, sources=(tool.title,))
 
 
 def _items_of(role: str, content: str, turn_id: UUID | None, calls: list[StoredCall],

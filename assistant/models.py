@@ -121,6 +121,8 @@ class ActionCard(models.Model):
     # Proposed in a context that held third-party content: a write held for the person's check
     # (Route.PROPOSE_WRITE), or a delete or a send then; its card says so.
     after_untrusted = models.BooleanField(default=False, db_default=False)
+    # ... and where that content came from, as the card names it ("mail from x@y", "file z.pdf").
+    sources = models.JSONField(default=list, blank=True)
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.PENDING)
     created_at = models.DateTimeField(auto_now_add=True)
     expires_at = models.DateTimeField()

@@ -1,6 +1,7 @@
 """Tools propose, people decide: a confirm/send call becomes a pending card,
 and so does a write after third-party content (assistant.trifecta.route_call)."""
 
+from collections.abc import Sequence
 from datetime import timedelta
 
 from django.conf import settings
@@ -21,6 +22,8 @@ TRIFECTA_REFUSAL = (
     "outside the product is blocked for the rest of this turn. Tell the person; they can ask again in a "
     "new message if they want it sent."
 )
+# The sources a card names (the most recent are the likeliest; a card is not a log).
+MAX_SOURCES = 8
 UNTRUSTED_WRITE_NOTE = (
     "This comes after content from outside the product was read in this conversation, so the person checks it "
     "on a card before it is done. Tell them what it would do and why."
@@ -33,7 +36,7 @@ REPEAT_NOTE = (
 
 def propose(
     member: Member, *, turn: Turn | None, tool: framework.Tool, tool_input: BaseModel, tool_call: ToolCall,
-    warning: bool, after_untrusted: bool = False,
+    warning: bool, after_untrusted: bool = False, sources: Sequence[str] = (),
 ) -> dict:
     """Store a pending card for the person; the result tells the model it awaits them.
 
@@ -56,6 +59,7 @@ def propose(
         snapshot_hash=fingerprint,
         trifecta_warning=warning,
         after_untrusted=after_untrusted,
+        sources=list(sources)[:MAX_SOURCES],
         identical_done_at=identical_done_at(thread_id=thread_id, snapshot_hash=fingerprint),
         expires_at=timezone.now() + timedelta(seconds=settings.ASSISTANT_CARD_LIFETIME_SECONDS),
     )
@@ -72,6 +76,8 @@ def propose(
         result["warning"] = TRIFECTA_WARNING
     if after_untrusted:
         result["why"] = UNTRUSTED_WRITE_NOTE
+        if sources:
+            result["after_reading"] = list(sources)[:MAX_SOURCES]
     if card.identical_done_at is not None:
         result["repeat"] = REPEAT_NOTE.format(moment=card.identical_done_at.isoformat(timespec="minutes"))
     return result

@@ -85,6 +85,8 @@ class SeenCall:
 
     flags: frozenset[str] | None
     marks: frozenset[str] = frozenset()
+    # Where its third-party content came from, when it has some ("mail from x@y", "file z.pdf").
+    sources: tuple[str, ...] = ()
 
 
 def taint_of_call(call: SeenCall) -> Taint:
@@ -104,6 +106,13 @@ def context_taint(calls: Iterable[SeenCall]) -> Taint:
         if private and untrusted:
             break
     return Taint(private, untrusted)
+
+
+def untrusted_sources(calls: Iterable[SeenCall]) -> list[str]:
+    """The sources of every untrusted call, each once, in the order they were seen."""
+    labels = [label for call in calls if taint_of_call(call).read_untrusted
+              for label in (call.sources or ("content nobody can vouch for",))]
+    return list(dict.fromkeys(labels))
 
 
 def taint_union(first: Taint, second: Taint) -> Taint:

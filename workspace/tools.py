@@ -236,6 +236,15 @@ def marks_of_notes(result: dict) -> set[str]:
     return {"untrusted"} if any(isinstance(n, dict) and n.get("untrusted") for n in notes) else set()
 
 
+def mail_sources(result: dict) -> list[str]:
+    return [f"mail from {message['sender']}" for message in result.get("messages", [])]
+
+
+def note_sources(result: dict) -> list[str]:
+    notes = result.get("notes", [result])
+    return [f"note “{note['title']}” (written from outside content)" for note in notes if note.get("untrusted")]
+
+
 def note_title(member: Member, note_id: str) -> ContextTitle:
     """The page context "note" (a note page has it open): its title, if it is
     the member's, untrusted when written from third-party content (as read_note says)."""
@@ -320,6 +329,7 @@ TOOLSET = Toolset(
             output=SearchNotesOutput,
             run=search_notes,
             result_marks=marks_of_notes,
+            source_labels=note_sources,
         ),
         Tool(
             name="read_note",
@@ -331,6 +341,7 @@ TOOLSET = Toolset(
             output=NoteOutput,
             run=read_note,
             result_marks=marks_of_notes,
+            source_labels=note_sources,
         ),
         Tool(
             name="read_inbox",
@@ -342,6 +353,7 @@ TOOLSET = Toolset(
             input=ReadInboxInput,
             output=ReadInboxOutput,
             run=read_inbox,
+            source_labels=mail_sources,
         ),
         Tool(
             name="create_note",

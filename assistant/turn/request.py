@@ -110,6 +110,7 @@ class RequestPhase(TurnState):
         # The guard follows what the model is about to see: every tool result
         # in the history, from this turn or any earlier one.
         self.taint = taint_union(self.taint, self.context.taint)
+        self.sources = list(dict.fromkeys([*self.sources, *self.context.sources]))
 
     def _next_request(self) -> ModelRequest:
         """The step's request within the model's window, its cost's bound held (_hold_for_call)."""

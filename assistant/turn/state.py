@@ -50,6 +50,8 @@ class TurnState:
         # Organization.untrusted_writes: "confirm" holds a write after third-party content for the person.
         self.untrusted_writes = "confirm"
         self.summaries = 0  # summaries this turn wrote (assistant/turn/summarize.py)
+        # Where the third-party content the model has seen came from (the history's, then this turn's reads).
+        self.sources: list[str] = []
         self.system = system_prompt()  # with the instructions once the member is verified
         self.cancel_checked_at = self.deadline - settings.ASSISTANT_TURN_SECONDS  # the start: no extra reading
         # What the call being streamed has cost so far when the stream is closed

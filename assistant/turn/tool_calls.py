@@ -100,11 +100,15 @@ class ToolCallPhase(TurnState):
                     tool, self.member, parsed, context=framework.ToolContext(untrusted=self.taint.read_untrusted)
                 )
                 # A result may carry marks of its own (a note written from inbox content).
-                self.taint = taint_after(self.taint, tool.tool_class, framework.result_marks(tool, result))
+                marks = framework.result_marks(tool, result)
+                self.taint = taint_after(self.taint, tool.tool_class, marks)
+                if "untrusted" in tool.flags | marks:
+                    self.sources = list(dict.fromkeys([*self.sources, *framework.sources_of(tool, result)]))
                 return result, False
             proposed = proposals.propose(
                 self.member, turn=self.turn, tool=tool, tool_input=parsed, tool_call=record,
                 warning=route == Route.PROPOSE_WITH_WARNING, after_untrusted=after_untrusted,
+                sources=self.sources if after_untrusted else (),
             )
             # Its description may carry marks of its own (a note's title written from inbox content).
             self.taint = taint_after(self.taint, tool.tool_class, framework.result_marks(tool, proposed))

@@ -140,6 +140,9 @@ class Tool:
     run: RunFunction | ContextRunFunction | None = None
     takes_context: bool = False
     result_marks: ResultMarksFunction | None = None
+    # Where third-party content in a result came from, in a few words each
+    # ("mail from eve@example.org"): a card after it names them. None: the tool's title.
+    source_labels: Callable[[Any], list[str]] | None = None
     describe: DescribeFunction | None = None
     perform: RunFunction | None = None
     # A confirm/send tool's description, proposal and outcome go back to the
@@ -335,6 +338,20 @@ def result_marks(tool: Tool, result: Any) -> frozenset[str]:
     if tool.result_marks is None:
         return frozenset()
     return frozenset(tool.result_marks(result))
+
+
+def sources_of(tool: Tool, result: Any) -> list[str]:
+    """Where the third-party content of an untrusted result came from (Tool.source_labels), else the tool's title."""
+    if is_proposal(result) and result.get("after_reading"):  # a card's: the sources it followed
+        return [str(label) for label in result["after_reading"]]
+    if tool.source_labels is not None and result is not None:
+        try:
+            labels = [label for label in tool.source_labels(result) if label]
+        except (AttributeError, KeyError, TypeError):
+            labels = []
+        if labels:
+            return labels
+    return [tool.title]
 
 
 def describe(tool: Tool, member: Member, tool_input: Any) -> Description:

@@ -40,11 +40,14 @@ def test_a_write_after_reading_the_inbox_becomes_a_card_that_says_why(owner, inb
     card = ActionCard.objects.get(turn=turn)
     assert (card.tool_name, card.status, card.after_untrusted) == ("create_note", "pending", True)
     shown = present(card)
-    assert [notice.kind for notice in shown.notices] == ["untrusted_write"]
+    assert [notice.kind for notice in shown.notices] == ["untrusted_write", "sources"]
     assert shown.notices[0].text == UNTRUSTED_WRITE_NOTICE
+    assert card.sources == ["mail from eve@example.org"]
+    assert shown.notices[1].text == "After reading: mail from eve@example.org."
     assert PLANTED["body"] in shown.description  # every field, whole
     told = ToolCall.objects.get(message__turn_id=turn.id, name="create_note").result
     assert told["status"] == "awaiting_confirmation" and "outside the product" in told["why"]
+    assert told["after_reading"] == ["mail from eve@example.org"]
 
 
 def test_the_persons_click_writes_it_marked_as_written_from_third_party_content(owner, inbox):
@@ -97,3 +100,32 @@ def test_an_admin_chooses_it_on_the_organization_page_and_the_change_is_said(acm
     assert OrganizationChange.objects.get(action="untrusted_writes").detail == "run"
     page = unescape(admin.get("/organization/").content.decode())
     assert "chose that changes after reading outside content are made at once" in page
+
+
+def test_a_card_names_the_sources_read_in_earlier_turns(owner, inbox):
+    """A later turn's card still names the mail read before (the earlier card's own sources, not its tool)."""
+    first = obeys_the_inbox(owner)
+    second = play(owner, ScriptedClient(call(("create_note", {"title": "Later", "body": "x"})), say("Held.")),
+                  message="And now?", conversation_id=first.thread_id)
+    assert second.status == "done"
+    card = ActionCard.objects.get(turn=second)
+    assert card.sources == ["mail from eve@example.org"]
+
+
+def test_a_file_is_named_by_its_name(owner):
+    response = owner.client.post("/api/files", {"file": _text_file("letter.txt", b"Hello")}, format="multipart")
+    file_id = response.json()["id"]
+    submitted = owner.client.post("/api/chat", {"message": "Save it", "attachments": [file_id]}, format="json")
+    from assistant.loop import run_turn
+    from tests.assistant.conftest import Clock
+
+    turn_id = submitted.json()["turnId"]
+    run_turn(turn_id, client=ScriptedClient(call(("create_note", {"title": "Letter", "body": "Hello"})), say("Held.")),
+             clock=Clock())
+    assert ActionCard.objects.get(turn_id=turn_id).sources == ["file letter.txt"]
+
+
+def _text_file(name, data):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    return SimpleUploadedFile(name, data, content_type="text/plain")
