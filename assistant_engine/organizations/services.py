@@ -139,26 +139,23 @@ def default_cap_set_by_admin(member, *, credits: int | None) -> None:
 
 def history_mode_set(member, *, mode: str) -> None:
     """An organization admin chooses what the model is sent of long conversations (Organization.HistoryMode)."""
-    if not member.is_admin:
-        raise Membership.DoesNotExist
-    if mode not in Organization.HistoryMode.values:
-        raise ValueError(f"Unknown history mode {mode!r}.")
-    with transaction.atomic():
-        Organization.objects.filter(pk=member.organization_id).update(history_mode=mode)
-        change_record(organization_id=member.organization_id, actor_id=member.user_id,
-                      action=OrganizationChange.Kind.HISTORY_MODE, detail=mode)
+    _choice_set(member, field="history_mode", value=mode, kind=OrganizationChange.Kind.HISTORY_MODE)
 
 
 def untrusted_writes_set(member, *, mode: str) -> None:
     """An organization admin chooses what a write does after third-party content (Organization.UntrustedWrites)."""
+    _choice_set(member, field="untrusted_writes", value=mode, kind=OrganizationChange.Kind.UNTRUSTED_WRITES)
+
+
+def _choice_set(member, *, field: str, value: str, kind: str) -> None:
+    """One of the organization's choices (a field with choices) set by its admin, and logged."""
     if not member.is_admin:
         raise Membership.DoesNotExist
-    if mode not in Organization.UntrustedWrites.values:
-        raise ValueError(f"Unknown write mode {mode!r}.")
+    if value not in dict(Organization._meta.get_field(field).choices):
+        raise ValueError(f"Unknown {field} {value!r}.")
     with transaction.atomic():
-        Organization.objects.filter(pk=member.organization_id).update(untrusted_writes=mode)
-        change_record(organization_id=member.organization_id, actor_id=member.user_id,
-                      action=OrganizationChange.Kind.UNTRUSTED_WRITES, detail=mode)
+        Organization.objects.filter(pk=member.organization_id).update(**{field: value})
+        change_record(organization_id=member.organization_id, actor_id=member.user_id, action=kind, detail=value)
 
 
 def preferred_language_set(*, user_id: int, language: str) -> None:
