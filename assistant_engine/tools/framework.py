@@ -24,6 +24,7 @@ from pydantic_core import to_jsonable_python
 
 from assistant_engine.organizations.members import Member
 from assistant_engine.providers.clients.base import ToolSpec
+from assistant_engine.tools.annotations import Annotations, annotations_of
 from assistant_engine.tools.input_errors import describe_errors, json_type
 
 ToolClass = Literal["read", "write", "confirm", "send"]
@@ -80,31 +81,6 @@ class Description:
     snapshot: dict[str, Any]
     marks: frozenset[str] = frozenset()
 
-
-@dataclass(frozen=True)
-class Annotations:
-    """MCP tool annotations (the fields of `mcp.types.ToolAnnotations`)."""
-
-    read_only_hint: bool
-    destructive_hint: bool
-    idempotent_hint: bool | None
-    open_world_hint: bool
-
-
-_ANNOTATIONS_BY_CLASS = {
-    "read": Annotations(
-        read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
-    ),
-    "write": Annotations(
-        read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False
-    ),
-    "confirm": Annotations(
-        read_only_hint=False, destructive_hint=True, idempotent_hint=None, open_world_hint=False
-    ),
-    "send": Annotations(
-        read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=True
-    ),
-}
 
 RunFunction = Callable[[Member, Any], Any]
 # A write tool that stores content declares `takes_context=True`; its `run`
@@ -285,8 +261,7 @@ def tool_specs(tools: list[Tool] | tuple[Tool, ...]) -> list[ToolSpec]:
 
 
 def annotations_for(tool: Tool) -> Annotations:
-    derived = _ANNOTATIONS_BY_CLASS[tool.tool_class]
-    return Annotations(**{**derived.__dict__, **tool.annotations})
+    return annotations_of(tool.tool_class, tool.annotations)
 
 
 # --- Input -------------------------------------------------------------------

@@ -36,8 +36,10 @@ def test_every_card_json_carries_the_presentation_warning_first_and_whole(owner,
     [streamed] = [event.data for event in events if event.name == "card_proposed"]
     for shown in (single, listed, streamed):
         presentation = shown["presentation"]
-        assert [notice["kind"] for notice in presentation["notices"]] == ["trifecta"]
+        # The trifecta warning first, then that it follows outside content, and after what.
+        assert [notice["kind"] for notice in presentation["notices"]] == ["trifecta", "untrusted_write", "sources"]
         assert presentation["notices"][0]["text"] == TRIFECTA_WARNING
+        assert presentation["notices"][2]["text"].startswith("After reading: ")
         assert presentation["title"] == "Send an email"
         assert presentation["description"] == card.description and BODY in presentation["description"]
         assert presentation["acknowledgementRequired"] is False and presentation["confirmLabel"] == "Confirm"
