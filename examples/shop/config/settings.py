@@ -48,8 +48,14 @@ TEMPLATES = [{
     ]},
 }]
 
+# SQLite shared by the web process and the assistant's Celery worker: write
+# transactions take the lock when they begin (a deferred one that must upgrade
+# fails at once with "database is locked" while the other process writes), and
+# WAL lets the pages read while the worker writes.
 DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3",
-                         "NAME": os.environ.get("SHOP_DATABASE", str(BASE_DIR / "shop.sqlite3"))}}
+                         "NAME": os.environ.get("SHOP_DATABASE", str(BASE_DIR / "shop.sqlite3")),
+                         "OPTIONS": {"transaction_mode": "IMMEDIATE", "timeout": 30,
+                                     "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"}}}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_USER_MODEL = "accounts.User"
