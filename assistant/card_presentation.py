@@ -31,6 +31,13 @@ TRIFECTA_WARNING = gettext_noop(
     "for: third-party content can try to make the assistant send your data elsewhere."
 )
 
+# Under a reply the model wrote after reading third-party content (Message.after_reading), on every door that shows it.
+REPLY_AFTER_READING = gettext_noop("Written after reading content from outside the product: %(sources)s.")
+
+
+def reply_after_reading(sources: list[str]) -> str:
+    return _(REPLY_AFTER_READING) % {"sources": "; ".join(sources)} if sources else ""
+
 
 UNTRUSTED_WRITE_NOTICE = gettext_noop(
     "This was proposed after the assistant read content from outside (an e-mail, a file, a web page), which can "

@@ -59,6 +59,8 @@ def table(wire_format: str) -> tuple[list[str], dict]:
         clean = run_case(channel, None, "warn", wire_format, configure=configure)
         for mode in MODES:
             outcomes = [run_case(channel, goal, mode, wire_format, configure=configure) for goal in GOALS]
+            not_ours = [o.goal for o in outcomes if not o.applicable]
+            outcomes = [o for o in outcomes if o.applicable]
             useful = sum(outcome.utility for outcome in outcomes)
             informed = [o.goal for o in outcomes if o.achieved and o.informed]
             succeeded = [o.goal for o in outcomes if o.attack_success]
@@ -66,7 +68,7 @@ def table(wire_format: str) -> tuple[list[str], dict]:
             totals[mode, "useful"] += useful
             totals[mode, "successes"] += len(succeeded)
             totals[mode, "clean"] += clean.utility
-            named = ": " + ", ".join(succeeded) if succeeded else ""
+            named = (": " + ", ".join(succeeded) if succeeded else "") + "".join(f" ({g}: n/a)" for g in not_ours)
             lines.append(f"| {channel} | {mode} | {'yes' if clean.utility else 'no'} | {useful}/{len(outcomes)} | "
                          f"{', '.join(informed) or '—'} | {len(succeeded)}{named} |")
     return lines, totals
@@ -80,7 +82,10 @@ def main() -> None:
            "",
            "An obedient model (it follows every instruction it reads) over each provider's wire; the person "
            "confirms every card (the worst case). Modes: `warn` and `block` (ASSISTANT_TRIFECTA), and "
-           "`writes_run` (`warn` with the organization's writes run at once, as before issue 33)."]
+           "`writes_run` (`warn` with the organization's writes run at once, as before issue 33). n/a: a goal "
+           "that is not ours to guard on that channel (an MCP client renders its own model's links). The `spend` "
+           "goal (a call per instruction, 40 of them) is bounded, not prevented: the turn ends at its step bound "
+           "(ASSISTANT_MAX_STEPS), never past the grant, and the person's task is not done."]
     for wire_format in FORMATS:
         lines, totals = table(wire_format)
         out += ["", f"**{wire_format} wire format** ({OPTIONS[wire_format]})", "", *lines, ""]

@@ -31,7 +31,8 @@ def conversation_markdown(document: dict) -> str:
             continue
         lines += [f"## {heading}", ""]
         if message["content"]:
-            lines += [inert_markdown(message["content"].strip()), ""]
+            # The model's links written out whole (as on Telegram): a file has no interstitial.
+            lines += [inert_markdown(message["content"].strip(), links_as_text=message["role"] == "assistant"), ""]
         for call in message.get("toolCalls", []):
             lines += [f"- tool `{call['name'].replace('`', '')}`{' (failed)' if call.get('isError') else ''}"]
         if message.get("toolCalls"):

@@ -19,10 +19,16 @@ _ORDERED_MARKER = re.compile(r"\d{1,9}[.)][ \t]")
 _SETEXT_OR_RULE = re.compile(r"[=\-][=\-\s]*$")
 _REFERENCE = re.compile(r" {0,3}\[(?=[^\]]*\]:)")
 _BACKTICKS = re.compile(r"`+")
+# A link to the web as the model writes it, its destination shown as text in the export (every quantifier
+# bounded, so a line full of brackets stays linear).
+_WEB_LINK = re.compile(r"\[([^\[\]\n]{0,500})\]\(\s{0,20}<?(https?://[^\s()<>`]{1,2000})>?(?:\s{1,20}\"[^\"\n]{0,500}\")?\s{0,20}\)",
+                       re.IGNORECASE)
 _LINK_TO = re.compile(r"\]\(\s*(?:<\s*)?(?![Hh][Tt][Tt][Pp][Ss]?:|[Mm][Aa][Ii][Ll][Tt][Oo]:|[#/?.]|\))")
 
 
-def inert_markdown(content: str) -> str:
+def inert_markdown(content: str, *, links_as_text: bool = False) -> str:
+    """`links_as_text`: every link to the web written out whole, not clickable (the
+    model's replies: a link's query string can carry the person's data out, issue 33)."""
     lines, fence = [], None
     for line in content.splitlines():
         opening = _FENCE.match(line)
@@ -34,7 +40,7 @@ def inert_markdown(content: str) -> str:
             fence = opening.group(1)
             lines.append(line)
         else:
-            lines.append(_inert_line(line))
+            lines.append(_inert_line(line, links_as_text))
     if fence is not None:  # an unclosed fence would swallow the rest of the file
         lines.append(fence)
     return "\n".join(lines)
@@ -46,17 +52,24 @@ def inert_text(text: str) -> str:
     return _LINK_TO.sub("]\\(", text)
 
 
-def _inert_line(line: str) -> str:
+def _link_as_text(match: re.Match) -> str:
+    return f"{match.group(1)} (`{match.group(2)}`)"
+
+
+def _inert_line(line: str, links_as_text: bool = False) -> str:
     start = _block_start(line)
     if line.startswith("#", start) or _SETEXT_OR_RULE.match(line, start):  # a heading, an underline, a rule
         line = line[:start] + "\\" + line[start:]
     if reference := _REFERENCE.match(line):  # a link reference definition: its target could be anything
         line = line[:reference.end() - 1] + "\\" + line[reference.end() - 1:]
+    def inert(text: str) -> str:
+        return inert_text(_WEB_LINK.sub(_link_as_text, text) if links_as_text else text)
+
     parts, last = [], 0
     for span_start, span_end in _code_spans(line):
-        parts += [inert_text(line[last:span_start]), line[span_start:span_end]]
+        parts += [inert(line[last:span_start]), line[span_start:span_end]]
         last = span_end
-    return "".join([*parts, inert_text(line[last:])])
+    return "".join([*parts, inert(line[last:])])
 
 
 def _block_start(line: str) -> int:

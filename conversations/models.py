@@ -122,6 +122,9 @@ class Message(models.Model):
     superseded_at = models.DateTimeField(null=True, blank=True)
     # On an edited user message: the API id (client_id) of the message it replaces.
     replaces = models.UUIDField(null=True, blank=True)
+    # On a reply written after third-party content was read: where that content
+    # came from ("mail from x@y", "file z.pdf"), shown under the reply (issue 33.4).
+    after_reading = models.JSONField(default=list, blank=True)
 
     class Meta:
         ordering = ["seq"]

@@ -51,6 +51,10 @@ class MessageSerializer(StrictSerializer):
         "with the reply it had. Kept and shown, never sent to the model again. The new version follows it."))
     replaces = StrictUUIDField(read_only=True, allow_null=True, help_text=(
         "On a user message edited and resent (server-side): the id of the message it replaces."))
+    afterReading = serializers.ListField(child=serializers.CharField(), read_only=True, help_text=(  # noqa: N815
+        "On a reply the model wrote after reading content from outside the product (server-side): where it "
+        "came from (\"mail from x@y\", \"file z.pdf\"), to show the person with it. Absent otherwise. The "
+        "content is the model's text as written: a client shows its links to other hosts as full addresses."))
     # Optional in the document (foundation.openapi.OPTIONAL_IN_ANSWERS).
     attachments = AttachmentSerializer(many=True, read_only=True, help_text=(
         "The files attached to the message (server-side; POST /api/chat `attachments`): absent when none. "
@@ -172,6 +176,7 @@ def conversation_to_json(thread) -> dict:
                                  if message.superseded_at else None),
                 "replaces": str(message.replaces) if message.replaces else None,
                 **attachments_json(message),
+                **({"afterReading": message.after_reading} if message.after_reading else {}),
                 "toolCalls": [
                     {
                         "id": call.tool_use_id,

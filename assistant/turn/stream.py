@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from assistant import live
 from assistant.pacing import PAUSE, paced
+from assistant.proposals import MAX_SOURCES
 from assistant.turn.outcome import TurnCancelled
 from assistant.turn.state import CANCEL_CHECK_SECONDS, TurnState
 from assistant_engine.providers.clients.base import ModelRequest, TextDelta, ToolCallEvent, Usage
@@ -65,6 +66,8 @@ class StreamPhase(TurnState):
         reply = Message(
             thread_id=self.turn.thread_id, turn_id=self.turn.id, seq=self.context.next_seq,
             role=Message.Role.ASSISTANT, content="", status=Message.Status.STREAMING, created_at=timezone.now(),
+            # What the model wrote this after: the person sees where outside content came from.
+            after_reading=self.sources[:MAX_SOURCES] if self.taint.read_untrusted else [],
         )
         self.context.next_seq += 1
         self.steps += 1

@@ -301,7 +301,7 @@ def _link(target: str, parameters: dict, body) -> dict:
 # Read-only fields an answer leaves out when empty; drf-spectacular makes every
 # read-only field required. A message's files are absent when it has none, so
 # that a conversation without files reads as before (the /ai/ door's documents).
-OPTIONAL_IN_ANSWERS = {"Message": ("attachments",)}
+OPTIONAL_IN_ANSWERS = {"Message": ("attachments", "afterReading")}
 
 
 def postprocess_optional_fields(result, generator, request, public):

@@ -18,7 +18,7 @@ from django.utils.translation import gettext_lazy, ngettext
 
 from assistant.app_events import parse_events
 from assistant.card_events import WITHDRAWN_ERROR
-from assistant.card_presentation import CardPresentation, present
+from assistant.card_presentation import CardPresentation, present, reply_after_reading
 from assistant_engine.web.markdown import render_markdown
 from assistant_engine.web.outbound import through_interstitial
 
@@ -163,6 +163,8 @@ class PartView:
     key: str = ""
     rating: str = ""
     files: list[FileView] = field(default_factory=list)
+    # Where the outside content this reply was written after came from (Message.after_reading), said.
+    after_reading: str = ""
 
     @property
     def failed(self) -> bool:
@@ -308,6 +310,8 @@ def _part(message, *, files: bool = False) -> PartView:
         notice=_(message.notice) if message.notice else "",
         key=str(message.id), rating=_rating(message),
         files=[FileView(str(a.id), a.name, a.media_type, a.size) for a in message.attachments.all()] if files else [],
+        after_reading=reply_after_reading(message.after_reading) if message.role == "assistant" and message.content
+        else "",
     )
 
 

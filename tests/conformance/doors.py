@@ -122,6 +122,13 @@ class Door:
         """"done", "repeat" (the card needs the second confirmation), "not_found"."""
         raise NotImplementedError
 
+    def reply_shown(self, person, turn: Turn) -> tuple[str, str] | None:
+        """How the door shows `turn`'s reply: its markup, and the text where the
+        person reads a link's whole destination before it is followed (for a
+        page: the interstitial its link opens). None: the door gives the reply
+        as written to a client that renders it (the API)."""
+        return None
+
     # --- tenancy ----------------------------------------------------------------
     def finds(self, who, kind: str, obj) -> bool | None:
         """Whether `who` (a Person or None: anonymous) finds `obj` of `kind`
@@ -201,6 +208,15 @@ class BrowserDoor(ApiDoor):
 
     def shown(self, person, card):
         return card_pieces(self.client(person).get(f"/c/{card.thread_id}/").content.decode(), card)
+
+    def reply_shown(self, person, turn):
+        return self.with_destination(person, self.client(person).get(f"/c/{turn.thread_id}/messages").content.decode())
+
+    def with_destination(self, person, markup: str) -> tuple[str, str]:
+        """The page, and what the interstitial its first link to another host opens shows."""
+        link = re.search(r'href="(/out/\?to=[^"]+)"', markup)
+        page = self.client(person).get(html.unescape(link.group(1))).content.decode() if link else ""
+        return markup, visible(page)
 
     def finds(self, who, kind, obj):
         client = self.client(who) if who else self.anonymous()

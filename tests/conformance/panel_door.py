@@ -20,6 +20,11 @@ class PanelDoor(BrowserDoor):
         assert self.show_in_panel(client, card.thread_id) == 204
         return card_pieces(client.get("/assistant/panel/chat").content.decode(), card)
 
+    def reply_shown(self, person, turn):
+        client = self.client(person)
+        assert self.show_in_panel(client, turn.thread_id) == 204
+        return self.with_destination(person, client.get("/assistant/panel/chat").content.decode())
+
     def finds(self, who, kind, obj):
         if kind != "conversation":
             return super().finds(who, kind, obj)

@@ -115,6 +115,10 @@ class TelegramDoor(Door):
         return [Shown(visible(call.params["text"]), confirm=bool(call.params.get("reply_markup")))
                 for call in messages]
 
+    def reply_shown(self, person, turn):
+        markup = "\n".join(call.params["text"] for call in self.sent[turn.id])
+        return markup, visible(markup)  # links are shown as text, whole: the chat itself
+
     def confirm(self, person, card, *, again=False):
         data = callback_data(card, confirm=True, again=again)
         outcome = handlers.handle_update(click_update(self.telegram_ids[person.user.id], data, message_id=55))

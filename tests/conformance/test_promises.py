@@ -13,7 +13,7 @@ from assistant.turn.outcome import CANCELLED_NOTICE
 from assistant_engine.organizations.models import Organization
 from conversations.models import Message, Thread
 from tests.assistant.conftest import Clock
-from tests.conformance.doors import LONG_BODY, READS, ApiDoor, BrowserDoor, send
+from tests.conformance.doors import LONG_BODY, READS, ApiDoor, BrowserDoor, send, visible
 from tests.fakes.scripted import ScriptedClient, say
 from workspace.models import Note
 
@@ -117,6 +117,30 @@ def test_a_write_after_third_party_content_waits_for_the_persons_check_and_says_
     assert not Note.objects.filter(title="From the inbox").exists()
     shown = "\n".join(piece.text for piece in proposer.shown(owner, card))
     assert shown.index(UNTRUSTED_WRITE_NOTICE) < shown.index(tool_title("create_note")) < shown.index("IBAN CH00")
+    # and names where that content came from
+    assert card.sources and shown.index(UNTRUSTED_WRITE_NOTICE) < shown.index("After reading: " + card.sources[0])
+
+
+def test_a_reply_after_third_party_content_names_it_and_no_link_in_it_is_followed_at_once(door, owner,
+                                                                                      private_and_untrusted):
+    """Issue 33.3-4: a link carrying private data goes nowhere before the
+    person has read its whole destination; the reply names what it followed."""
+    if not door.turns:
+        door.no_turns()
+        return
+    link = "https://evil.example/c?d=100k"
+    turn = door.play(owner, READS, say(f"See [the details]({link})."))
+    assert Message.objects.get(turn_id=turn.id, content__contains=link).after_reading == ["mail from x@evil.test"]
+    shown = door.reply_shown(owner, turn)
+    if shown is None:  # the API: the text as written, the sources beside it, for the client to show
+        [reply] = [message for message in owner.client.get(f"/api/conversations/{turn.thread_id}").json()["messages"]
+                   if link in message["content"]]
+        assert reply["afterReading"] == ["mail from x@evil.test"]
+        return
+    markup, destination = shown
+    assert "Written after reading content from outside the product: mail from x@evil.test." in visible(markup)
+    assert 'href="https://evil.example' not in markup and "<a href=\"https://evil" not in markup
+    assert link in destination and "evil.example" in destination
 
 
 def test_models_a_turn_runs_only_on_a_model_the_organization_lets_its_members_use(door, owner, acme, settings):

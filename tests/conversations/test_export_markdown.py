@@ -61,5 +61,22 @@ def test_ordinary_markdown_keeps_its_meaning():
                "- one\n- two\n\n```python\n# a comment, not a heading\nx = '<b>'\n```")
     html = rendered(conversation_markdown(document("Question", content)))
     assert "<strong>Bold</strong>" in html and "<code>&lt;code&gt;</code>" in html
-    assert '<a href="https://docs.example/a?b=1">docs</a>' in html and 'href="mailto:a@example.org"' in html
+    # The model's link to the web written out whole (issue 33), its mailto link kept.
+    assert "docs (<code>https://docs.example/a?b=1</code>)" in html and 'href="mailto:a@example.org"' in html
     assert "<li>one</li>" in html and "# a comment, not a heading\nx = '&lt;b&gt;'" in html
+
+
+def test_the_models_links_are_written_out_whole_and_the_persons_stay_links():
+    """A link's query string can carry private data out: in a file there is no
+    interstitial, so the export shows the model's links as their whole address."""
+    said = "See [your invoice](https://evil.example/c?d=SECRET-1 \"title\") and [b]( <https://b.example/x> )."
+    html = rendered(conversation_markdown(document("Mine: [a](https://a.example/)", said)))
+    assert 'href="https://evil.example' not in html and 'href="https://b.example' not in html
+    assert "your invoice (<code>https://evil.example/c?d=SECRET-1</code>)" in html
+    assert "b (<code>https://b.example/x</code>)" in html
+    assert '<a href="https://a.example/">a</a>' in html
+
+
+def test_a_line_of_brackets_is_written_out_in_linear_time():
+    content = "[" * 20_000 + "](https://x.example/" + "a" * 3000
+    assert "[[[" in conversation_markdown(document("Hi", content))

@@ -47,13 +47,15 @@ def user_json(telegram_id: int, language_code: str | None = "en") -> dict:
 
 
 def message_update(telegram_id: int, text: str, *, update_id: int | None = None, group_id: int | None = None,
-                   language_code: str | None = "en") -> dict:
+                   language_code: str | None = "en", forward_origin: dict | None = None) -> dict:
     chat = ({"id": group_id, "type": "group", "title": "Team"} if group_id
             else {"id": telegram_id, "type": "private", "first_name": f"User{telegram_id}"})
     message = {
         "message_id": next(_message_ids), "from": user_json(telegram_id, language_code), "chat": chat,
         "date": int(time.time()), "text": text,
     }
+    if forward_origin is not None:  # a message the person forwarded (Bot API's MessageOrigin)
+        message["forward_origin"] = {"date": int(time.time()) - 60, **forward_origin}
     if text.startswith("/"):
         message["entities"] = [{"offset": 0, "length": len(text.split(" ")[0]), "type": "bot_command"}]
     return {"update_id": update_id if update_id is not None else next(_update_ids), "message": message}

@@ -14,6 +14,9 @@ class McpReads(models.Model):
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
     private_at = models.DateTimeField(null=True, blank=True)
     untrusted_at = models.DateTimeField(null=True, blank=True)
+    # Where the third-party content read since `untrusted_at`'s window began
+    # came from (the latest few): what a card proposed after it names.
+    untrusted_sources = models.JSONField(default=list, blank=True)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["organization", "user"], name="mcp_reads_one_per_member")]

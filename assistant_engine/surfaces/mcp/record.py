@@ -21,10 +21,12 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.conf import settings
+from django.db import transaction
 from django.db.models import F, Value
 from django.db.models.functions import Coalesce, Greatest
 from django.utils import timezone
 
+from assistant.proposals import MAX_SOURCES
 from assistant.trifecta import CLEAN, Taint, taint_after
 from assistant_engine.organizations.members import Member
 from assistant_engine.surfaces.mcp.models import McpReads
@@ -36,14 +38,32 @@ from conversations.services import message_append, thread_create
 SURFACE = "mcp"
 
 
-def taint_locked(member: Member, now: datetime) -> Taint:
+def taint_locked(member: Member, now: datetime) -> tuple[Taint, list[str]]:
     """What the person's MCP clients read in this organization in the last
-    MCP_TAINT_HOURS, their row locked until the transaction ends."""
+    MCP_TAINT_HOURS, and where its third-party content came from; their row
+    locked until the transaction ends."""
     reads, _ = McpReads.objects.select_for_update().get_or_create(
         organization_id=member.organization_id, user_id=member.user_id)
     since = now - timedelta(hours=settings.MCP_TAINT_HOURS)
-    return Taint(read_private=reads.private_at is not None and reads.private_at >= since,
-                 read_untrusted=reads.untrusted_at is not None and reads.untrusted_at >= since)
+    untrusted = reads.untrusted_at is not None and reads.untrusted_at >= since
+    taint = Taint(read_private=reads.private_at is not None and reads.private_at >= since, read_untrusted=untrusted)
+    if not untrusted and reads.untrusted_sources:  # a lapsed window: its sources go with it
+        reads.untrusted_sources = []
+        reads.save(update_fields=["untrusted_sources"])
+    return taint, list(reads.untrusted_sources)
+
+
+def add_sources(member: Member, labels: list[str]) -> None:
+    """Where an untrusted result came from, kept with the reads (the latest
+    MAX_SOURCES). Under the row's lock: two calls finishing at once both keep theirs."""
+    if not labels:
+        return
+    with transaction.atomic():
+        reads = McpReads.objects.select_for_update().get(organization_id=member.organization_id,
+                                                         user_id=member.user_id)
+        kept = [label for label in reads.untrusted_sources if label not in labels]
+        reads.untrusted_sources = [*kept, *labels][-MAX_SOURCES:]
+        reads.save(update_fields=["untrusted_sources"])
 
 
 def add_reads(member: Member, tool: framework.Tool, flags, now: datetime) -> None:

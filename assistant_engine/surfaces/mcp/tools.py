@@ -77,7 +77,7 @@ def call_tool(member: Member, name: str, arguments: Any, *, site_url: str) -> ty
         return _error(f"Invalid input for {tool.name}: {problem}")
     now = timezone.now()
     with transaction.atomic():
-        taint = record.taint_locked(member, now)
+        taint, sources = record.taint_locked(member, now)
         # Counted from the call, before it runs: as in a turn, a call taints whatever its outcome.
         record.add_reads(member, tool, tool.flags, now)
         call = record.call_started(member, record.conversation_locked(member, now), tool.name, arguments, now)
@@ -89,12 +89,12 @@ def call_tool(member: Member, name: str, arguments: Any, *, site_url: str) -> ty
             raise framework.ToolError(proposals.TRIFECTA_REFUSAL)
         if route == Route.RUN:
             result = framework.execute(tool, member, parsed, context=framework.ToolContext())
-            record.add_reads(member, tool, framework.result_marks(tool, result), timezone.now())
+            _read(member, tool, framework.result_marks(tool, result), result)
             record.call_finished(call, result, is_error=False)
             return _result(tool, result)
         card = _propose(member, call, tool, parsed, warning=route == Route.PROPOSE_WITH_WARNING,
-                        after_untrusted=taint.read_untrusted)
-        record.add_reads(member, tool, framework.result_marks(tool, call.result), timezone.now())
+                        sources=sources if taint.read_untrusted else None)
+        _read(member, tool, framework.result_marks(tool, call.result), call.result)
     except framework.ToolError as error:
         text = str(error) or type(error).__name__
         record.call_finished(call, {"error": text}, is_error=True)
@@ -103,6 +103,14 @@ def call_tool(member: Member, name: str, arguments: Any, *, site_url: str) -> ty
         record.call_finished(call, {"error": "The tool failed unexpectedly."}, is_error=True)  # as the loop
         raise
     return _card_result(card, site_url)
+
+
+def _read(member: Member, tool: framework.Tool, marks, result: Any) -> None:
+    """What a call's result showed the client, and where its third-party content came from."""
+    now = timezone.now()
+    record.add_reads(member, tool, marks, now)
+    if "untrusted" in tool.flags | marks:
+        record.add_sources(member, framework.sources_of(tool, result))
 
 
 def _result(tool: framework.Tool, result: Any) -> types.CallToolResult:
@@ -123,11 +131,12 @@ def _error(text: str) -> types.CallToolResult:
 
 
 def _propose(member: Member, call: ToolCall, tool: framework.Tool, parsed, *, warning: bool,
-             after_untrusted: bool) -> ActionCard:
-    """The card, in the MCP conversation that holds the call that proposed it."""
+             sources: list[str] | None) -> ActionCard:
+    """The card, in the MCP conversation that holds the call that proposed it;
+    `sources`: None before any third-party content, else where it came from."""
     with transaction.atomic():
         result = proposals.propose(member, turn=None, tool=tool, tool_input=parsed, tool_call=call, warning=warning,
-                                   after_untrusted=after_untrusted)
+                                   after_untrusted=sources is not None, sources=sources or ())
         record.call_finished(call, result, is_error=False)
         return ActionCard.objects.get(id=result["card_id"])
 

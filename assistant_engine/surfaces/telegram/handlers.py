@@ -15,7 +15,14 @@ from django.db import transaction
 from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
-from telegram import CallbackQuery, Update
+from telegram import (
+    CallbackQuery,
+    MessageOrigin,
+    MessageOriginChannel,
+    MessageOriginHiddenUser,
+    MessageOriginUser,
+    Update,
+)
 from telegram import Message as TelegramMessage
 
 from assistant import cards
@@ -26,6 +33,7 @@ from assistant_engine.surfaces.telegram.formatting import escape
 from assistant_engine.surfaces.telegram.language import chosen_language, language_for
 from assistant_engine.surfaces.telegram.models import ReceivedUpdate, StreamedReply
 from assistant_engine.surfaces.telegram.replies import LONG_REPEAT, clicked_card_message
+from conversations.files import FileRefused, FileTooLarge, StorageFull
 from conversations.services import ConversationBusy
 from credits.selectors import credits_summary
 from credits.services import CreditsExhausted, MemberCapReached
@@ -41,6 +49,8 @@ INSTRUCTIONS = gettext_lazy(
 INVALID_CODE = gettext_lazy("This code is not valid (unknown, already used or expired). Ask for a new one on the "
                      "Telegram page.")
 TEXT_ONLY = gettext_lazy("I can only read text messages.")
+FORWARD_REFUSED = gettext_lazy("I could not keep this forwarded message: your organization's file storage may "
+                               "be full.")
 PRIVATE_ONLY = gettext_lazy("I only talk in a private chat: your conversations are yours. Write to me directly.")
 BUSY = gettext_lazy("A reply is still being written in this conversation. Wait for it, then send your message again.")
 NO_CREDITS = gettext_lazy("Your organization has used its credits for this month, so the assistant can't reply.")
@@ -123,7 +133,9 @@ def handle_message(message: TelegramMessage) -> Outcome:
     chat_id, account = message.chat_id, message.from_user.id
     text = message.text or ""
     command, _, argument = text.partition(" ")
-    command = command.split("@", 1)[0] if command.startswith("/") else ""
+    # A forwarded message is someone else's words: never a command (not even /start or /unlink).
+    forwarded = message.forward_origin is not None
+    command = command.split("@", 1)[0] if command.startswith("/") and not forwarded else ""
     # The command's name only when it is one of ours: anything else a person types stays out of the logs.
     known = command if command in COMMANDS else ("other" if command else "text")
     logger.info("telegram_message", extra={"chat_id": chat_id, "command": known})
@@ -142,6 +154,10 @@ def handle_message(message: TelegramMessage) -> Outcome:
         return Outcome().say(chat_id, INSTRUCTIONS)
     except MembershipSuspended:
         return Outcome().say(chat_id, SUSPENDED)
+    if forwarded:  # never the person's own words either: attached as what it is
+        if not text.strip():
+            return Outcome().say(chat_id, TEXT_ONLY)
+        return _turn(chat_id, link, member, text, forwarded_from=origin_name(message.forward_origin))
     if command in COMMANDS:
         return COMMANDS[command](chat_id, account, argument.strip(), link, member)
     if not text.strip() or command:
@@ -166,9 +182,22 @@ def _start(chat_id: int, account: int, code: str) -> Outcome:
         return Outcome().say(chat_id, f"{linked} {HELP}")
 
 
-def _turn(chat_id: int, link, member, text: str) -> Outcome:
+def origin_name(origin: MessageOrigin) -> str:
+    """Who a forwarded message came from, as Telegram tells it (a hidden user by the name they show)."""
+    if isinstance(origin, MessageOriginUser):
+        user = origin.sender_user
+        return f"{user.full_name} (@{user.username})" if user.username else user.full_name
+    if isinstance(origin, MessageOriginHiddenUser):
+        return origin.sender_user_name
+    chat = origin.chat if isinstance(origin, MessageOriginChannel) else origin.sender_chat
+    return chat.title or chat.username or str(chat.id)
+
+
+def _turn(chat_id: int, link, member, text: str, forwarded_from: str | None = None) -> Outcome:
     try:
-        submitted = services.telegram_turn(link, member, text=text, chat_id=chat_id)
+        submitted = services.telegram_turn(link, member, text=text, chat_id=chat_id, forwarded_from=forwarded_from)
+    except (FileRefused, FileTooLarge, StorageFull):
+        return Outcome().say(chat_id, FORWARD_REFUSED)
     except ConversationBusy:
         return Outcome().say(chat_id, BUSY)
     except MemberCapReached:

@@ -13,7 +13,7 @@ from django.db.models import Exists, OuterRef
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
 
-from assistant.card_presentation import present
+from assistant.card_presentation import present, reply_after_reading
 from assistant.models import ENDED_STATUSES, ActionCard, Turn
 from assistant_engine.surfaces.telegram.formatting import MESSAGE_LIMIT, escape, markdown_to_telegram, split_message
 from conversations.models import Message, Summary, ToolCall
@@ -65,6 +65,8 @@ def turn_view(turn_id: UUID) -> TurnView:
     for message in messages:
         if message.content.strip():
             parts.append(markdown_to_telegram(message.content))
+            if message.after_reading:
+                parts.append(f"<i>ℹ️ {escape(reply_after_reading(message.after_reading))}</i>")
         parts.extend(f"<i>⚙️ {escape(name)}</i>" for name in calls.get(message.id, []))
         if message.notice and ended:
             parts.append(f"<i>{escape(_(message.notice))}</i>")  # stored in English, as the browser shows it

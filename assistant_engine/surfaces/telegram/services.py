@@ -17,6 +17,7 @@ from assistant.selectors import turns_of
 from assistant.turns import TurnEnded, turn_cancel
 from assistant_engine.organizations.members import Member
 from assistant_engine.surfaces.telegram.models import StreamedReply, TelegramLink
+from conversations.files import file_upload
 from conversations.models import Thread
 from conversations.selectors import ConversationNotFound, thread_get_for_member
 from conversations.services import thread_create
@@ -28,13 +29,24 @@ SURFACE = "telegram"
 HASH_PREFIX = 24
 
 
-def telegram_turn(link: TelegramLink, member: Member, *, text: str, chat_id: int) -> SubmittedTurn:
+def telegram_turn(link: TelegramLink, member: Member, *, text: str, chat_id: int,
+                  forwarded_from: str | None = None) -> SubmittedTurn:
     """Submit `text` into the person's continuous conversation (created on
-    first use, and after /new). Raises what chat_submit raises; a conversation
-    created here for a turn that was refused is removed again."""
+    first use, and after /new). Raises what chat_submit raises (and
+    file_upload's errors for a forwarded message); a conversation created
+    here for a turn that was refused is removed again.
+
+    `forwarded_from`: the text is someone else's, forwarded to the bot. It is
+    not the person speaking: it goes in as a text file the person attached
+    (private and untrusted for the guard, named by where it came from), under
+    a message of the person's that says so."""
+    attachments = []
+    if forwarded_from is not None:
+        upload = file_upload(member, name=f"Forwarded from {forwarded_from}.txt", data=text.encode())
+        text, attachments = _("Here is a message forwarded from %(origin)s.") % {"origin": forwarded_from}, [upload.id]
     thread, created = _conversation_of(link, member)
     try:
-        submitted = chat_submit(member, message=text, conversation_id=thread.id)
+        submitted = chat_submit(member, message=text, conversation_id=thread.id, attachments=attachments)
     except Exception:
         if created:
             Thread.objects.filter(id=thread.id, messages__isnull=True).delete()
