@@ -86,6 +86,9 @@ class ChatRequestSerializer(StrictSerializer):
 
 ChatResponse = inline_serializer("ChatAccepted", {
     "conversationId": serializers.UUIDField(), "turnId": serializers.UUIDField(), "messageId": serializers.UUIDField(),
+    "contextDropped": serializers.BooleanField(required=False, help_text=(
+        "True when the request's `context` names nothing of the person's any more (deleted, or never theirs): "
+        "the message was sent without it. Stop sending that context.")),
 })
 
 
@@ -117,12 +120,16 @@ class ChatView(MemberAPIView):
         serializer = ChatRequestSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         attachments = checked_attachments(serializer.validated_data["attachments"])
-        context = resolved_context(self.member, serializer.validated_data.get("context"))
-        return submitted_or_error(lambda: chat.chat_submit(
+        declared = serializer.validated_data.get("context")
+        context = resolved_context(self.member, declared)
+        response = submitted_or_error(lambda: chat.chat_submit(
             self.member, message=serializer.validated_data["message"],
             conversation_id=serializer.validated_data.get("conversationId"), context=context,
             model=serializer.validated_data.get("model"), attachments=attachments,
         ))
+        if declared is not None and context is None:
+            response.data["contextDropped"] = True
+        return response
 
 
 def checked_attachments(ids: list) -> list:
@@ -135,6 +142,9 @@ def checked_attachments(ids: list) -> list:
 
 
 def resolved_context(member, declared: dict | None) -> page_context.PageContext | None:
+    """The page context, or None when it names nothing of the person's (any more): a page
+    still showing a note the person just deleted must not make every message fail. Another
+    person's object reads exactly as a deleted one: dropped, its title never told."""
     if declared is None:
         return None
     try:
@@ -142,7 +152,7 @@ def resolved_context(member, declared: dict | None) -> page_context.PageContext 
     except page_context.UnknownContextKind:  # the setting changed since validation
         raise bad_request("invalid", "No such kind of context in this product.") from None
     except page_context.ContextNotFound:
-        raise not_found("No such object among yours.") from None
+        return None
 
 
 class EditRequestSerializer(StrictSerializer):

@@ -30,7 +30,9 @@ DATA = {
                                ["messageId", "toolCallId", "name", "input"]),
     "tool_call_finished": _data({"messageId": UUID_TEXT, "toolCallId": {"type": "string"},
                                  "name": {"type": "string"}, "isError": {"type": "boolean"},
-                                 "resultPreview": {"type": "string"}},
+                                 "resultPreview": {"type": "string"},
+                                 # A write tool that ran: what it changed (its result), for the page to follow.
+                                 "effect": {"type": "object"}},
                                 ["messageId", "toolCallId", "name", "isError", "resultPreview"]),
     # The card as GET /api/cards/{id} shows it (the ActionCard component).
     "card_proposed": _data({"id": UUID_TEXT, "toolName": {"type": "string"}, "status": {"type": "string"}},

@@ -30,14 +30,23 @@ INSTRUCTIONS_PREFACE = (
 LANGUAGE_LINE = "The person's language (their choice in the product): {language}."
 
 
+# Who the assistant acts for (their display name and organization's): "who am I?", "Dear Ada".
+IDENTITY_LINE = "The signed-in person: {name}, in the organization {organization}."
+
+
 def _section(tag: str, text: str) -> str:
     return f"<{tag}>\n{neutralize(text)}\n</{tag}>"
 
 
-def system_prompt(*, organization: str = "", person: str = "", language: str = "") -> str:
-    """The system prompt with the instructions that are set ("" for none) and
-    the language the person chose (a code of settings.LANGUAGES, "" for none)."""
+def system_prompt(*, organization: str = "", person: str = "", language: str = "",
+                  identity: tuple[str, str] | None = None) -> str:
+    """The system prompt with the instructions that are set ("" for none),
+    the language the person chose (a code of settings.LANGUAGES, "" for none)
+    and `identity`: (the person's name, their organization's), when known."""
     prompt = SYSTEM_PROMPT + ("\n" + LANGUAGE_LINE.format(language=language) if language else "")
+    if identity is not None:
+        name, organization_name = (" ".join(neutralize(part).split()) for part in identity)
+        prompt += "\n" + IDENTITY_LINE.format(name=name, organization=organization_name)
     sections = [_section(tag, text.strip()) for tag, text in (
         ("organization_instructions", organization), ("person_instructions", person)) if text.strip()]
     if not sections:

@@ -15,7 +15,9 @@ from uuid import UUID
 
 from assistant.card_presentation import present
 from assistant.models import ENDED_STATUSES, ActionCard, Turn
+from assistant_engine.tools.framework import ToolError, is_proposal
 from assistant_engine.tools.model_text import bound_for_model
+from assistant_engine.tools.registry import get_tool
 from conversations.models import Message, ToolCall
 
 PREVIEW_CHARS = 2000
@@ -194,11 +196,28 @@ def tool_call_started_json(call: ToolCall) -> dict:
 
 
 def tool_call_finished_json(call: ToolCall) -> dict:
-    return {
+    finished = {
         "messageId": str(call.message_id), "toolCallId": call.tool_use_id, "name": call.name,
         "isError": call.is_error,
         "resultPreview": bound_for_model(json.dumps(call.result, ensure_ascii=False), PREVIEW_CHARS),
     }
+    effect = _effect(call)
+    if effect is not None:
+        finished["effect"] = effect
+    return finished
+
+
+def _effect(call: ToolCall) -> dict | None:
+    """What a write tool that ran changed (its result, e.g. {id, title}), for the
+    page around the assistant to follow, as a confirmed card's (issue 34.2);
+    None for a read, an error, a proposal, a tool no longer declared."""
+    try:
+        tool = get_tool(call.name)
+    except ToolError:
+        return None
+    if tool.tool_class != "write" or call.is_error or is_proposal(call.result):
+        return None
+    return call.result if isinstance(call.result, dict) else {}
 
 
 def turn_ended_json(turn: Turn, notice: str) -> dict:

@@ -61,6 +61,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "assistant_engine.foundation.middleware.NoStoreForPeopleMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    # The product's own 404 and 403 pages, also under DEBUG (config/error_pages.py).
+    "config.error_pages.ProductErrorPagesMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "csp.middleware.CSPMiddleware",
     # Last, as django-axes requires: it turns a locked-out login into 429.

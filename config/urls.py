@@ -13,3 +13,7 @@ urlpatterns = [
     path("", include("workspace.urls")),
     path("", include(sign_in)),
 ]
+
+# The product's own pages, in the person's language (config/error_pages.py does it under DEBUG too).
+handler404 = "config.error_pages.not_found"
+handler403 = "config.error_pages.forbidden"

@@ -32,6 +32,7 @@ from assistant.turn.outcome import (
 from assistant.turn.process_cache import deployment_client
 from assistant.turn.settle import charge_for
 from assistant.turn.state import TurnState
+from assistant_engine.foundation.people import display_name
 from assistant_engine.organizations.members import Member, tenant_of
 from assistant_engine.organizations.models import Membership
 from assistant_engine.providers.catalog import client_for
@@ -70,7 +71,8 @@ class RequestPhase(TurnState):
             raise TurnStopped(Turn.FailureKind.SUSPENDED, NOTICES[Turn.FailureKind.SUSPENDED])
         preferences = getattr(membership.user, "preferences", None)  # none until the person chooses
         self.system = system_prompt(organization=membership.organization.instructions, person=membership.instructions,
-                                    language=preferences.language if preferences else "")
+                                    language=preferences.language if preferences else "",
+                                    identity=(display_name(membership.user), membership.organization.name))
         organization = membership.organization
         self.model_rule = (organization.model_option, organization.member_models)
         self.history_mode = history_mode_of(organization.history_mode, continuous=self.turn.thread.continuous)

@@ -12,3 +12,10 @@ def login_field() -> str:
 def by_login(login: str, prefix: str = "") -> dict[str, str]:
     """A filter on the login field, e.g. {"user__email": "ada@shop.example"}."""
     return {f"{prefix}{login_field()}": login}
+
+
+def display_name(user) -> str:
+    """How the product names a person: their full name when the user model has
+    one, else the field they sign in with."""
+    full = user.get_full_name() if hasattr(user, "get_full_name") else ""
+    return (full or "").strip() or str(user.get_username())

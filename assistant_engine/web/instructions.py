@@ -53,5 +53,5 @@ def instructions_page(request):
             return redirect("web-instructions")
     return render(request, "assistant/instructions.html", {
         **shell_context(request), "form": form, "organization_instructions": current.organization,
-        "max_chars": INSTRUCTIONS_MAX_CHARS,
+        "max_chars": INSTRUCTIONS_MAX_CHARS, "can_set_organization": request.member.is_admin,
     }, status=status)

@@ -135,3 +135,46 @@ def test_summarize_the_open_note_with_the_offline_model(browser, workspace):
     assert note.body.split()[0] in reply
     browser.shot(page, "panel-summarize")
     assert_accessible(page, "a note page with the panel's summary")
+
+
+def test_after_deleting_the_open_note_the_panel_still_takes_every_message(browser, workspace):
+    """Issue 34.1: the page kept sending the deleted note as context and every message was refused."""
+    note = Note.objects.get(title=NOTE)
+    page = browser.page(workspace)
+    page.goto(f"/notes/{note.id}/")
+    page.get_by_role("button", name="Assistant", exact=True).click()
+    panel = panel_of(page)
+    ask(panel, f"delete the note {NOTE}")
+    panel.locator("[data-card-id]").wait_for()
+    wait_for_reply(page)
+    panel.locator("[data-card-id]").get_by_role("button", name="Confirm").click()
+    panel.locator(".card--confirmed").wait_for()
+    assert not Note.objects.filter(id=note.id).exists()
+
+    for text in ("search my notes for budget", "search my notes for trip"):
+        ask(panel, text)
+        wait_for_reply(page)
+        assert "No such object among yours" not in panel.inner_text()
+    banner = panel.locator("[data-banner]")
+    assert "no longer exists" in banner.inner_text() and banner.is_visible()
+    assert not panel.locator("[data-panel-context]").count()
+    assert Thread.objects.get().messages.filter(role="user").count() == 3  # every message taken
+    assert_accessible(page, "the panel after the open note was deleted")
+
+    page.reload()
+    assert page.get_by_role("heading", name="Not found").is_visible()  # the product's own page
+    assert_accessible(page, "a deleted note's page")
+
+
+def test_a_note_the_assistant_creates_shows_in_the_list_without_a_reload(browser, workspace):
+    """Issue 34.2: a write tool that ran (no card) changes the page beside the panel too."""
+    page = browser.page(workspace)
+    page.goto("/notes/")
+    page.evaluate("window.__notReloaded = true")
+    page.get_by_role("button", name="Assistant", exact=True).click()
+    ask(panel_of(page), "create a note titled Offsite menu: soup and bread")
+    wait_for_reply(page)
+    note = Note.objects.get(title="Offsite menu")
+    page.locator(f'[data-note-id="{note.id}"]').wait_for()
+    assert page.evaluate("window.__notReloaded") is True
+    assert_accessible(page, "the notes list after the assistant created a note")

@@ -63,3 +63,11 @@ def test_a_nul_in_the_organizations_instructions_is_refused_not_a_500(acme, admi
     mine = admin_web.post("/instructions/", {"instructions": "Sign\x00 with Acme."})
     assert mine.status_code == 400
     assert Membership.objects.get(organization=acme, user__username="ada").instructions == ""
+
+
+def test_an_admin_on_their_instructions_page_is_led_to_the_organizations(admin_web, owner_web):
+    """Issue 34.4: an admin looking for the organization's field finds it from /instructions/."""
+    page = admin_web.get("/instructions/").content.decode()
+    assert 'href="/organization/#org-instructions"' in page
+    assert 'id="org-instructions"' in admin_web.get("/organization/").content.decode()
+    assert "data-edit-organization-instructions" not in owner_web.get("/instructions/").content.decode()

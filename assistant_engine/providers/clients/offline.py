@@ -30,7 +30,13 @@ from assistant_engine.providers.clients.base import (
     Usage,
     UserText,
 )
-from assistant_engine.providers.clients.offline_dialogue import EVENTS_BLOCK, json_object, respond, told_events
+from assistant_engine.providers.clients.offline_dialogue import (
+    EVENTS_BLOCK,
+    json_object,
+    open_note,
+    respond,
+    told_events,
+)
 from assistant_engine.providers.clients.offline_intents import (
     EMAILS,
     FOLLOW_UPS,
@@ -38,6 +44,7 @@ from assistant_engine.providers.clients.offline_intents import (
     chosen_language,
     detect_language,
 )
+from assistant_engine.providers.clients.offline_persona import identity, persona_of, personalize
 from assistant_engine.providers.clients.offline_phrases import TEXTS, say
 from assistant_engine.providers.clients.offline_summary import offline_summary
 
@@ -81,7 +88,9 @@ _REQUESTS: list[tuple[str, re.Pattern[str]]] = [
             re.I | re.S,
         ),
     ),
+    ("whoami", re.compile(r"\bwho am i\b", re.I)),
     # "This note": the one the person has open (a page context, assistant/page_context.py).
+    ("delete_open", re.compile(r"\b(?:delete|remove) (?:this|the open|the current) note\b", re.I)),
     ("this_note", re.compile(r"\b(?:summari[sz]e|read|what does) (?:this|the open) note\b", re.I)),
     ("delete", re.compile(r"delete (?:the |my )?note (?:titled |called |named )?(?P<query>.+)", re.I | re.S)),
     ("read", re.compile(r"read (?:the |my )?note (?:titled |called |named )?(?P<query>.+)", re.I | re.S)),
@@ -92,7 +101,6 @@ _PATTERNS = (
     [(action, "en", pattern) for action, pattern in _EMAILS] + EMAILS
     + [(action, "en", pattern) for action, pattern in _REQUESTS] + REQUESTS + FOLLOW_UPS
 )
-_OPEN_NOTE = re.compile(r"has the note with id (\d+) open")
 NO_OPEN_NOTE = TEXTS["en"]["no_open_note"]
 # Events of cards whose action was done (or may have been): never proposed again.
 _DONE_KINDS = frozenset({"confirmed", "outcome_unknown"})
@@ -102,6 +110,8 @@ ALREADY_DONE = TEXTS["en"]["already_done"]
 class OfflineModelClient:
     def stream(self, request: ModelRequest) -> Iterator[StreamEvent]:
         call, text = (None, offline_summary(request)) if request.purpose == "summary" else answer(request)
+        if call is None and request.purpose != "summary":  # a final reply: as the instructions ask
+            text = personalize(text, persona_of(request.system))
         yield from _chunks(text)
         output = text
         if call is not None:
@@ -124,10 +134,15 @@ def answer(request: ModelRequest) -> tuple[_Call | None, str]:
         call, text = None, describe_files(_last_files(request.history), language)
     elif intent is None:
         call, text = None, say(language, "help")
-    elif intent.action == "this_note":
-        note_id = _open_note(request.history)
-        call = _Call("read_note", {"note_id": note_id}) if note_id else None
+    elif intent.action in ("this_note", "delete_open"):
+        note_id = open_note(request.history)
+        call = _Call("read_note" if intent.action == "this_note" else "delete_note",
+                     {"note_id": note_id}) if note_id else None
         text = "" if note_id else say(language, "no_open_note")
+    elif intent.action == "whoami":
+        known = identity(request.system)
+        call, text = None, say(language, "whoami", name=known[0], organization=known[1]) if known else say(
+            language, "whoami_unknown")
     elif intent.action in ("pick", "mail_status", "showcase"):
         step, text = respond(intent.action, intent.args, request.history, language)
         call = _Call(*step) if step else None
@@ -142,8 +157,10 @@ def answer(request: ModelRequest) -> tuple[_Call | None, str]:
 
 
 def language_of(system: str, intent: Intent | None, said: str) -> str:
-    """The person's chosen language; else the language of their request, or of their words; else English."""
-    return chosen_language(system) or (intent.language if intent else detect_language(said)) or "en"
+    """The language the instructions ask for; else the person's chosen one; else
+    the language of their request, or of their words; else English."""
+    return (persona_of(system).language or chosen_language(system)
+            or (intent.language if intent else detect_language(said)) or "en")
 
 
 def parse_intent(text: str) -> Intent | None:
@@ -243,17 +260,6 @@ def describe_files(files: tuple[FilePart, ...], language: str = "en") -> str:
         else:
             sentences[-1] += say(language, "file_image" if part.is_image else "file_no_text")
     return "\n\n".join(sentences)
-
-
-def _open_note(history: list) -> int | None:
-    """The note of the latest page context the application told (never the person's own words)."""
-    for item in reversed(history):
-        if isinstance(item, UserText):
-            for block in reversed(EVENTS_BLOCK.findall(item.text)):
-                match = _OPEN_NOTE.search(block)
-                if match:
-                    return int(match.group(1))
-    return None
 
 
 def _done_actions(history: list) -> set[tuple[str, str]]:

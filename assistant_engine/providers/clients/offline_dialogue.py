@@ -53,6 +53,20 @@ def _results(history: list) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
     return found
 
 
+_OPEN_NOTE = re.compile(r"has the note with id (\d+) open")
+
+
+def open_note(history: list) -> int | None:
+    """The note of the latest page context the application told (never the person's own words)."""
+    for item in reversed(history):
+        if isinstance(item, UserText):
+            for block in reversed(EVENTS_BLOCK.findall(item.text)):
+                match = _OPEN_NOTE.search(block)
+                if match:
+                    return int(match.group(1))
+    return None
+
+
 def respond(action: str, args: dict[str, str], history: list, language: str) -> tuple[Call, str]:
     if action == "pick":
         return _pick(args, history, language)
@@ -78,7 +92,8 @@ def _pick(args: dict[str, str], history: list, language: str) -> tuple[Call, str
             note_id = notes[0].get("id") if notes else data.get("id") if name in ("read_note", "create_note") else None
             if note_id is not None:
                 return (tool, {"note_id": note_id}), ""
-        return None, say(language, "nothing_listed")
+        opened = open_note(history)  # nothing spoken of yet: "it" is the note the person has open
+        return ((tool, {"note_id": opened}), "") if opened else (None, say(language, "nothing_listed"))
     listing = next((data["notes"] for name, _input, data in reversed(results)
                     if name == "search_notes" and data.get("notes")), None)
     if listing is None:

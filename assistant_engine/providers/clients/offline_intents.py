@@ -83,12 +83,23 @@ showcase it \bcosa (?:puoi|sai) (?:mostrare|visualizzare|rendere)\b
 
 # The chat page's examples and the help's, as the catalogs (locale/) and offline_phrases word them.
 REQUESTS = _table(r"""
+# Who am I? From the system prompt (the person's name and organization).
+whoami de \bwer bin ich\b
+whoami fr \bqui suis[- ]je\b
+whoami it \bchi sono(?: io)?\b
+# Delete the note the person has open.
+delete_open de \b(?:lösche|lösch|löschen sie|entferne|entfernen sie) (?:diese|die offene) notiz\b
+delete_open fr \b(?:supprime|supprimez|efface|effacez) cette note\b
+delete_open it \b(?:elimina|cancella) questa nota\b
 # "This note": the one the person has open (a page context, assistant/page_context.py).
 this_note de \b(?:(?:fasse|fassen sie) diese notiz zusammen|(?:lies|lesen sie) diese notiz|was steht in dieser notiz)\b
 this_note fr \b(?:résume|lis) cette note\b
 this_note it \b(?:riassumi|leggi) questa nota\b
 search de notizen nach (?P<query>.+?) durchsuchen
 search de (?:durchsuche|durchsuchen sie) (?:meine |die )?notizen nach (?P<query>.+)
+search de \b(?:suche|such|durchsuch|suchen sie) (?:in )?(?:meinen |den )?notizen nach (?P<query>.+)
+search fr \b(?:re)?cherch(?:er|e|ez) dans (?:mes |les )?notes (?P<query>.+)
+search it \bcerca nelle (?:mie )?note (?P<query>.+)
 search fr (?:re)?cherch(?:er|e) (?P<query>.+?) dans (?:mes |les )?notes
 search it cerca (?P<query>.+?) nelle (?:mie )?note
 inbox de posteingang (?:lesen|anzeigen)|(?:lies|zeige?|(?:lesen|zeigen) sie)(?: mir)? meinen posteingang

@@ -57,6 +57,8 @@ _EN = {
     "file_says": " says:",
     "file_image": ": an image, which I can't see (I am the offline demo model).",
     "file_no_text": ": I found no text in it.",
+    "whoami": "You are {name}, in the organization {organization}.",
+    "whoami_unknown": "I don't know who you are: this conversation doesn't say.",
 }
 
 _DE = {
@@ -116,6 +118,8 @@ _DE = {
     "file_says": " sagt:",
     "file_image": ": ein Bild, das ich nicht sehen kann (ich bin das Offline-Demomodell).",
     "file_no_text": ": Ich habe keinen Text darin gefunden.",
+    "whoami": "Sie sind {name}, in der Organisation {organization}.",
+    "whoami_unknown": "Ich weiss nicht, wer Sie sind: Diese Unterhaltung sagt es nicht.",
 }
 
 _FR = {
@@ -169,6 +173,8 @@ _FR = {
     "file_says": " dit :",
     "file_image": " : une image, que je ne peux pas voir (je suis le modèle de démonstration hors ligne).",
     "file_no_text": " : je n'y ai trouvé aucun texte.",
+    "whoami": "Vous êtes {name}, dans l’organisation {organization}.",
+    "whoami_unknown": "Je ne sais pas qui vous êtes : cette conversation ne le dit pas.",
 }
 
 _IT = {
@@ -216,6 +222,8 @@ _IT = {
     "file_says": " dice:",
     "file_image": ": un'immagine, che non posso vedere (sono il modello dimostrativo offline).",
     "file_no_text": ": non vi ho trovato alcun testo.",
+    "whoami": "Sei {name}, nell’organizzazione {organization}.",
+    "whoami_unknown": "Non so chi sei: questa conversazione non lo dice.",
 }
 
 TEXTS = {"en": _EN, "de": _DE, "fr": _FR, "it": _IT}

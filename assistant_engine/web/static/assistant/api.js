@@ -82,3 +82,11 @@ export function el(tag, attributes = {}, ...children) {
   for (const child of children) node.append(child);
   return node;
 }
+
+// The product's data changed: the page around the assistant (a host page beside
+// the panel) hears which tool acted on which object and updates itself. Sent
+// for a confirmed card (ui.js) and for a write tool that ran in a turn
+// (turn-follow.js). `object` is what the tool answered (e.g. {id, title, deleted}).
+export function announceEffect(node, { tool, cardId = null, object, input = null }) {
+  node.dispatchEvent(new CustomEvent('assistant:effect', { bubbles: true, detail: { tool, cardId, object, input } }));
+}

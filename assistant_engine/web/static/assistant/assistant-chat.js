@@ -6,7 +6,9 @@
 //
 // Events it sends (bubbling), for the page around it:
 //   assistant:conversation  {conversationId}  a conversation was started here
-//   assistant:effect        {tool, cardId, object, input}  a card was confirmed and done (ui.js)
+//   assistant:effect        {tool, cardId, object, input}  the product's data changed: a card was
+//                           confirmed and done (ui.js), or a write tool ran in a turn (turn-follow.js;
+//                           cardId and input null)
 
 import { mountChat } from './chat.js';
 

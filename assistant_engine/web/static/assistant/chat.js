@@ -53,6 +53,13 @@ export function mountChat(chat, { panel = false } = {}) {
   // What the host page shows (checked by the server against the person's rights).
   const pageContext = () => (chat.dataset.contextKind
     ? { kind: chat.dataset.contextKind, id: chat.dataset.contextId } : null);
+  // The page's object is gone (deleted, here or elsewhere): the message went without it, and so will the next.
+  function forgetPageContext() {
+    delete chat.dataset.contextKind;
+    delete chat.dataset.contextId;
+    document.querySelector('[data-panel-context]')?.remove();
+    showBanner(gettext('What you had open no longer exists, so the assistant was not told about it.'));
+  }
 
   const announce = (text) => { status.textContent = ''; window.setTimeout(() => { status.textContent = text; }, 50); };
   const pinned = () => scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight < 120;
@@ -154,7 +161,8 @@ export function mountChat(chat, { panel = false } = {}) {
       input.focus();
       return;
     }
-    const { conversationId, turnId, messageId } = response.data;
+    const { conversationId, turnId, messageId, contextDropped } = response.data;
+    if (contextDropped) forgetPageContext();
     state.turnId = turnId;
     send.disabled = false;
     storage((store) => store.removeItem(draftKey(state.conversationId)));

@@ -2,7 +2,7 @@
 // as the turn's SSE stream sends them, its cards, and the stream's reconnection.
 // `ctx` is the component's side: its messages, banner, live region and finish.
 
-import { api, apiUrl, el, fragment, pageUrl, parseFragment } from './api.js';
+import { announceEffect, api, apiUrl, el, fragment, pageUrl, parseFragment } from './api.js';
 import { gettext } from './i18n.js';
 import { addLiveVersion, currentVersionOf } from './versions.js';
 
@@ -99,6 +99,7 @@ export function followTurn(ctx, turnId) {
       row.querySelector('[data-tool-state]').textContent = data.isError ? gettext('Error') : awaiting ? gettext('Awaits your confirmation') : gettext('Done');
       row.querySelector('[data-tool-result]').replaceWith(
         el('pre', { class: 'code', 'data-tool-result': '' }, pretty(data.resultPreview)));
+      if (data.effect) announceEffect(ctx.chat, { tool: data.name, object: data.effect });
     },
     card_proposed: (card) => { ctx.attention.cardWaiting(); insertCard(ctx, block, card); },
   };

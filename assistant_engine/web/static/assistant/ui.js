@@ -1,7 +1,7 @@
 // Everything around the chat: the drawer, deleting a conversation, the cards'
 // Confirm and Cancel, long tool results, older conversations.
 
-import { api, apiUrl, fragment, pageUrl, parseFragment } from './api.js';
+import { announceEffect, api, apiUrl, fragment, pageUrl, parseFragment } from './api.js';
 import { gettext, interpolate } from './i18n.js';
 
 const CARD_STATES = { confirmed: gettext('Confirmed'), cancelled: gettext('Cancelled'), expired: gettext('Expired'),
@@ -130,17 +130,10 @@ async function decideCard(button) {
   // The buttons are gone: keep keyboard focus on the card that replaced them.
   shown.tabIndex = -1;
   shown.focus({ preventScroll: true });
-  if (response.ok && response.data.status === 'confirmed') announceEffect(shown, response.data);
-}
-
-// A confirmed card changed the product's data: the page around the assistant
-// (a host page beside the panel) hears which tool acted on which object and
-// updates itself. `object` is what the tool answered (e.g. {id, title, deleted}).
-function announceEffect(node, card) {
-  node.dispatchEvent(new CustomEvent('assistant:effect', {
-    bubbles: true,
-    detail: { tool: card.toolName, cardId: card.id, object: card.result, input: card.input },
-  }));
+  if (response.ok && response.data.status === 'confirmed') {
+    const card = response.data;
+    announceEffect(shown, { tool: card.toolName, cardId: card.id, object: card.result, input: card.input });
+  }
 }
 
 // The credits pill opens its breakdown (used, reserved, granted, month).
