@@ -97,4 +97,17 @@ def present(card: ActionCard) -> CardPresentation:
         notices.append(Notice("repeat", repeat_notice(card.identical_done_at)))
     repeat = card.identical_done_at is not None and card.status == Status.PENDING
     label = _("Confirm again") if repeat else _("Confirm")
-    return CardPresentation(tuple(notices), tool_title(card.tool_name), card.description, repeat, label)
+    title = tool_title(card.tool_name)
+    return CardPresentation(tuple(notices), title, _without_title(card.description, card.tool_name, title), repeat,
+                            label)
+
+
+def _without_title(description: str, tool_name: str, title: str) -> str:
+    """The description, less a first line that only repeats the card's title
+    ("Send an email" above "Send an email\nTo: …"): every other line shown whole."""
+    first, _newline, rest = description.partition("\n")
+    try:
+        titles = {title.casefold(), get_tool(tool_name).title.casefold()}
+    except ToolError:
+        titles = {title.casefold()}
+    return rest.lstrip("\n") if rest.strip() and first.strip().casefold() in titles else description

@@ -111,6 +111,10 @@ STATIC_URL = "static/"
 STATIC_ROOT = Path(env_str("STATIC_ROOT", str(BASE_DIR / "staticfiles")))
 # WhiteNoise (middleware above) serves STATIC_ROOT in production, compressed
 # copies made by collectstatic (`scripts/serve.sh release`).
+# In development (`make run`, an ASGI server, no collectstatic), WhiteNoise serves
+# the apps' static files straight from their folders, picking up edits.
+WHITENOISE_USE_FINDERS = DEBUG
+WHITENOISE_AUTOREFRESH = DEBUG
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},

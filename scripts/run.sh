@@ -21,8 +21,19 @@ trap cleanup EXIT INT TERM
 
 # Turns run as threads (as in production, scripts/serve.sh); SQLite takes one
 # writer at a time, so fewer of them than on PostgreSQL.
-.venv/bin/celery -A config worker --beat --loglevel=WARNING --pool=threads --concurrency=20 \
-  --schedule=.run/celerybeat-schedule >.run/worker.log 2>&1 &
+.venv/bin/celery -A config worker --loglevel=WARNING --pool=threads --concurrency=20 >.run/worker.log 2>&1 &
+worker=$!
+pids+=("$worker")
+# The beat in a process of its own that goes down with the worker: an embedded
+# beat (--beat) outlives a worker that crashed, and keeps queueing jobs nobody runs.
+.venv/bin/celery -A config beat --loglevel=WARNING --schedule=.run/celerybeat-schedule >.run/beat.log 2>&1 &
+beat=$!
+pids+=("$beat")
+( while kill -0 "$worker" 2>/dev/null; do sleep 1; done; kill "$beat" 2>/dev/null ) &
 pids+=($!)
-echo "Celery worker and beat started (log: .run/worker.log)."
-$PY manage.py runserver "127.0.0.1:${PORT:-8000}"
+echo "Celery worker and beat started (logs: .run/worker.log, .run/beat.log)."
+# An ASGI server (as in production), so that /mcp answers too; it reloads on a code change as runserver did.
+port="${PORT:-8000}"
+echo "The MCP server: http://127.0.0.1:$port/mcp (a token from http://127.0.0.1:$port/tokens/)"
+.venv/bin/uvicorn config.asgi:application --host 127.0.0.1 --port "$port" --reload --reload-dir . \
+  --reload-exclude '.venv/*' --reload-exclude '.run/*' --log-level warning

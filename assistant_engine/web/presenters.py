@@ -221,11 +221,12 @@ def event_lines(content: str, titles: dict[str, str]) -> list[str]:
 
 
 def card_view(card, *, title: str, now: datetime) -> CardView:
+    presentation = present(card)
     return CardView(
         id=str(card.id),
         tool_name=card.tool_name,
         title=title,
-        description=card.description,
+        description=presentation.description,
         hash=card.snapshot_hash,
         status=card.status,
         trifecta_warning=card.trifecta_warning,
@@ -233,7 +234,7 @@ def card_view(card, *, title: str, now: datetime) -> CardView:
         expires_in=time_left(card.expires_at, now),
         result_json="" if card.result is None else pretty_json(card.result),
         error=card.error or "",
-        presentation=present(card),
+        presentation=presentation,
     )
 
 

@@ -11,10 +11,12 @@ from django import forms
 from django.conf import settings
 from django.http import Http404
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from assistant_engine.foundation.paths import MCP_PATH
 from assistant_engine.organizations import tokens
 from assistant_engine.web.members import member_required
 from assistant_engine.web.views import shell_context, with_csp
@@ -23,7 +25,9 @@ LIFETIMES = [(30, gettext_lazy("30 days")), (90, gettext_lazy("90 days")), (365,
 
 
 class NewTokenForm(forms.Form):
-    name = forms.CharField(max_length=80, required=False, label=gettext_lazy("Name (what uses it)"))
+    # A name says what holds the token, so that the person knows which one to revoke.
+    name = forms.CharField(max_length=80, label=gettext_lazy("Name (what uses it)"),
+                           error_messages={"required": gettext_lazy("Name it after what will use it.")})
     days = forms.TypedChoiceField(choices=LIFETIMES, coerce=int, initial=settings.API_TOKEN_DAYS,
                                   label=gettext_lazy("Expires in"))
     mcp_only = forms.BooleanField(
@@ -42,6 +46,8 @@ def _page(request, *, form=None, new_token: str = "", status: int = 200):
         "form": form or NewTokenForm(initial={"days": 90}),
         "tokens": tokens.tokens_of(request.member),
         "new_token": new_token,
+        # Where an MCP client connects: beside the engine's pages, whatever prefix the product gave them.
+        "mcp_url": request.build_absolute_uri(reverse("web-chat").rstrip("/") + MCP_PATH),
     }, status=status)
 
 

@@ -242,7 +242,7 @@ def test_offline_demo_delete_a_note_confirm_it_and_the_model_hears_of_it(owner, 
     card = ActionCard.objects.get(thread_id=turn.thread_id)
     assert card.status == "pending" and card.tool_name == "delete_note"
     reply = Message.objects.filter(turn_id=turn.id, role="assistant").order_by("seq").last()
-    assert "Nothing is done unless you confirm it there." in reply.content
+    assert "It is yours to decide there." in reply.content
     assert "awaits" not in reply.content  # it would go stale once the card is decided
 
     response = owner.client.post(f"/api/cards/{card.id}/confirm", {"hash": card.snapshot_hash}, format="json")

@@ -41,5 +41,7 @@ def test_every_card_json_carries_the_presentation_warning_first_and_whole(owner,
         assert presentation["notices"][0]["text"] == TRIFECTA_WARNING
         assert presentation["notices"][2]["text"].startswith("After reading: ")
         assert presentation["title"] == "Send an email"
-        assert presentation["description"] == card.description and BODY in presentation["description"]
+        # Whole, less the first line that only repeated the title (issue 34.6).
+        assert presentation["description"] == card.description.removeprefix("Send an email\n")
+        assert BODY in presentation["description"]
         assert presentation["acknowledgementRequired"] is False and presentation["confirmLabel"] == "Confirm"

@@ -32,7 +32,7 @@ def budgets(owner):
 def test_open_the_second_one_then_delete_it(owner):
     newer, older = budgets(owner)
     thread, reply = say_to(owner, "search my notes for budget")
-    assert reply == 'I found 2 note(s): "Budget 2027", "Budget 2026".'
+    assert reply == 'I found 2 notes: "Budget 2027", "Budget 2026".'
     _, reply = say_to(owner, "open the second one", thread)
     assert reply == 'The note "Budget 2026" says: Old.'
     _, reply = say_to(owner, "delete it", thread)
@@ -46,7 +46,7 @@ def test_the_same_exchange_in_german_for_a_person_who_chose_german(owner):
     newer, older = budgets(owner)
     preferred_language_set(user_id=owner.user.id, language="de")
     thread, reply = say_to(owner, "durchsuche meine Notizen nach Budget")
-    assert reply == 'Ich habe 2 Notiz(en) gefunden: "Budget 2027", "Budget 2026".'
+    assert reply == 'Ich habe 2 Notizen gefunden: "Budget 2027", "Budget 2026".'
     _, reply = say_to(owner, "öffne die erste", thread)
     assert reply == 'Die Notiz "Budget 2027" sagt: New.'
 

@@ -62,6 +62,18 @@ def test_setup_demo_runs_in_development(db, settings, capsys):
     assert "http://127.0.0.1:8000/notes/" in capsys.readouterr().out
 
 
+def test_setup_demo_seeds_the_workspace_once(db, settings):
+    """Issue 34.9: restarting `make run` does not bring back a note the person deleted."""
+    from workspace.models import Note
+
+    settings.DEBUG = True
+    call_command("setup_demo")
+    seeded = Note.objects.count()
+    Note.objects.filter(pk=Note.objects.first().pk).delete()
+    call_command("setup_demo")
+    assert seeded > 0 and Note.objects.count() == seeded - 1
+
+
 def deploy_check(env_file: Path) -> subprocess.CompletedProcess:
     return subprocess.run(["scripts/deploy_check.sh", str(env_file)], cwd=ROOT, capture_output=True, text=True,
                           timeout=180, check=False, env={**os.environ, "PY": sys.executable})

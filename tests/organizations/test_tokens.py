@@ -329,3 +329,15 @@ def test_create_token_makes_an_mcp_only_token_when_asked(owner):
     token = out.getvalue().strip()
     assert ApiToken.objects.get(digest=hashlib.sha512(token.encode()).hexdigest()).mcp_only
     assert api_client(f"Bearer {token}").get(CREDITS_URL).status_code == 401
+
+
+def test_a_token_needs_a_name_and_the_page_says_where_the_api_docs_and_mcp_are(owner):
+    """Issue 34.7: an unnamed token can't be told apart when it has to be revoked."""
+    client = page_client(owner)
+    before = ApiToken.objects.filter(user=owner.user).count()
+    response = client.post("/tokens/new", {"name": "  ", "days": "30"})
+    assert response.status_code == 400 and "Name it after what will use it." in response.content.decode()
+    assert ApiToken.objects.filter(user=owner.user).count() == before
+    page = client.get("/tokens/").content.decode()
+    assert 'href="/api/docs/" data-api-docs' in page
+    assert "<code>http://testserver/mcp</code>" in page

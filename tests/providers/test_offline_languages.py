@@ -60,7 +60,7 @@ INFORMAL = re.compile(r"\b(?:du|dich|dir|dein\w*|kannst|willst|hast|bist)\b", re
 
 
 def test_the_german_texts_say_sie_and_the_help_shows_the_formal_phrasing():
-    texts = list(TEXTS["de"].values())
+    texts = [text for value in TEXTS["de"].values() for text in (value if isinstance(value, tuple) else (value,))]
     assert [text for text in texts if INFORMAL.search(text)] == []
     assert [phrase for phrase in examples("de") if not re.search(r"\bSie\b", phrase)] == [
         "ist die E-Mail rausgegangen?"]  # a question without an address
@@ -139,7 +139,7 @@ def listed(request="search my notes for Groceries"):
     return [
         UserText(request), AssistantReply("", (ToolUse("offline_1", "search_notes", {"query": "Groceries"}),)),
         ToolResults((ToolResult("offline_1", NOTES),)),
-        AssistantReply('I found 2 note(s): "Groceries", "Groceries old".'),
+        AssistantReply('I found 2 notes: "Groceries", "Groceries old".'),
     ]
 
 
@@ -169,7 +169,7 @@ def test_the_last_the_first_and_a_place_past_the_list():
     assert calls(run(listed() + [UserText("Show me the first")]))[0].input == {"note_id": 7}
     events = run(listed() + [UserText("open the third one")])
     assert not calls(events)
-    assert text(events) == 'I listed only 2 note(s): 1. "Groceries", 2. "Groceries old".'
+    assert text(events) == 'I listed only 2 notes: 1. "Groceries", 2. "Groceries old".'
 
 
 def test_it_after_a_list_of_several_asks_which_and_with_no_list_says_so():

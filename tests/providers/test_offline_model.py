@@ -181,7 +181,7 @@ def test_a_proposed_action_is_summarised_in_words_that_stay_true_once_decided():
 
     assert not calls(events)
     assert text(events) == (
-        "I have proposed this on a card: Delete the note “Groceries”. Nothing is done unless you confirm it there."
+        "I have proposed this on a card: Delete the note “Groceries”. It is yours to decide there."
     )
     assert events[-1] == Stop("end_turn")
 
@@ -189,7 +189,7 @@ def test_a_proposed_action_is_summarised_in_words_that_stay_true_once_decided():
 @pytest.mark.parametrize(
     ("name", "content", "summary"),
     [
-        ("search_notes", NOTES, 'I found 2 note(s): "Groceries", "Groceries old".'),
+        ("search_notes", NOTES, 'I found 2 notes: "Groceries", "Groceries old".'),
         ("search_notes", '{"notes": []}', "No notes matched."),
         (
             "read_inbox",
@@ -213,7 +213,7 @@ def test_a_proposed_action_is_summarised_in_words_that_stay_true_once_decided():
                     ]
                 }
             ),
-            "Your inbox has 2 message(s): ann@example.com: Lunch; bob@example.com: Report.",
+            "Your inbox has 2 messages: ann@example.com: Lunch; bob@example.com: Report.",
         ),
         ("read_inbox", '{"messages": []}', "Your inbox is empty."),
         (

@@ -113,7 +113,7 @@ def test_a_reply_streams_in_then_the_conversation_resumes_after_reload(browser, 
     row.locator("summary").click()
     assert '"query": "budget"' in row.locator("[data-tool-input]").inner_text()
     assert "Quarterly planning" in row.locator("[data-tool-result]").inner_text()
-    assert 'I found 1 note(s): "Quarterly planning".' in page.locator(".msg--assistant").last.inner_text()
+    assert 'I found 1 note: "Quarterly planning".' in page.locator(".msg--assistant").last.inner_text()
     page.locator("[data-scroll]").evaluate("element => { element.scrollTop = element.scrollHeight; }")
     browser.shot(page, "tool-call")
     assert "offline demo model" in page.locator(".msg--assistant").first.inner_text()  # earlier reply untouched

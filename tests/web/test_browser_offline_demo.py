@@ -24,7 +24,7 @@ def test_the_offline_demo_follows_an_exchange_in_german_and_shows_what_it_render
 
     send(page, "durchsuche meine Notizen nach Budget")
     wait_for_reply(page)
-    assert 'Ich habe 2 Notiz(en) gefunden: "Budget 2027", "Budget 2026".' in last_reply.inner_text()
+    assert 'Ich habe 2 Notizen gefunden: "Budget 2027", "Budget 2026".' in last_reply.inner_text()
     send(page, "öffne die zweite")
     wait_for_reply(page)
     assert 'Die Notiz "Budget 2026" sagt: Alt.' in last_reply.inner_text()

@@ -34,6 +34,10 @@ def test_a_frozen_worker_is_said_on_the_page_and_the_message_runs_once_it_is_bac
         assert owner.client.get(f"/api/turns/{turn.id}").json()["serviceDown"] is True
         page.wait_for_function("(text) => document.querySelector('[data-announcer]').textContent === text",
                                arg=SERVICE_DOWN_NOTICE)
+        # Issue 34.7: nothing says "Replying…" while nothing replies: not the composer, the tab, the sidebar.
+        assert "waits for the assistant service" in page.locator("[data-chat]").inner_text()
+        assert "Replying" not in page.title()
+        assert "Replying" not in page.locator(f'[data-conversation-item="{turn.thread_id}"]').inner_text()
         assert_accessible(page, "a message waiting for a service that is down")
         browser.shot(page, "chat-service-down")
     finally:

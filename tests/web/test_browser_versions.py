@@ -142,7 +142,7 @@ def test_after_confirm_nothing_on_the_page_still_says_it_awaits(browser, seeded)
     send(page, DELETE_REQUEST)
     wait_for_reply(page)
     reply = page.locator(".msg--assistant [data-text]").last
-    assert "Nothing is done unless you confirm it there." in reply.inner_text()
+    assert "It is yours to decide there." in reply.inner_text()
     page.get_by_role("button", name="Confirm").click()
     page.locator(".card--confirmed").wait_for()
     outcome = "Card confirmed. Done: you confirmed it and it was carried out."

@@ -27,9 +27,10 @@ def test_the_warning_comes_before_the_title_and_the_whole_description_before_con
     card = make_card(owner, make_conversation(owner), warning=True, description=LONG, tool_name="send_email",
                      tool_input={"to": "x@evil.test", "subject": "All", "body": "…"})
     page = fragment(owner_web, card)
-    assert page.index(TRIFECTA_WARNING) < page.index('class="card__title"') < page.index(LONG)
-    assert page.index(LONG) < page.index('data-card-action="confirm"')
-    assert "data-card-repeat" not in page
+    shown = LONG.removeprefix("Send an email\n")  # issue 34.6: the title is not said twice
+    assert page.index(TRIFECTA_WARNING) < page.index('class="card__title"') < page.index(shown)
+    assert page.index(shown) < page.index('data-card-action="confirm"')
+    assert page.count("Send an email") == 1 and "data-card-repeat" not in page
 
 
 def test_a_repeat_card_says_when_and_offers_confirm_again(owner, owner_web):

@@ -24,7 +24,7 @@ class Command(BaseCommand):
             # It creates a staff login with a published password: never on a real deployment.
             raise CommandError("setup_demo runs only with DEBUG on (it creates admin / admin-password).")
         with transaction.atomic():
-            organization, _ = Organization.objects.get_or_create(
+            organization, created = Organization.objects.get_or_create(
                 slug=DEMO_ORGANIZATION, defaults={"name": "Demo organization", "monthly_credits": 1000}
             )
             person = self._user(DEMO_USER, DEMO_PASSWORD, staff=False)
@@ -32,7 +32,8 @@ class Command(BaseCommand):
             Membership.objects.get_or_create(organization=organization, user=person)
             Membership.objects.get_or_create(organization=organization, user=staff,
                                              defaults={"role": Membership.Role.ADMIN})
-        call_command("seed_demo_workspace", DEMO_ORGANIZATION, DEMO_USER, verbosity=0)
+        if created:  # once: a note the person deleted stays deleted when `make run` starts again
+            call_command("seed_demo_workspace", DEMO_ORGANIZATION, DEMO_USER, verbosity=0)
         option = selected_option()
         site = f"http://127.0.0.1:{os.environ.get('PORT', '8000')}"  # scripts/run.sh serves on PORT
         self.stdout.write(

@@ -29,10 +29,10 @@ _EN = {
     "not_available": "I would use the tool {tool}, but it is not available here.",
     "no_match": 'No note matched "{query}", so I did nothing.',
     "error": "That did not work: {error}",
-    "proposed": "I have proposed this on a card: {description}. Nothing is done unless you confirm it there.",
-    "found": "I found {count} note(s): {titles}.",
+    "proposed": "I have proposed this on a card: {description}. It is yours to decide there.",
+    "found": ("I found {count} note: {titles}.", "I found {count} notes: {titles}."),
     "no_notes": "No notes matched.",
-    "inbox": "Your inbox has {count} message(s): {lines}.",
+    "inbox": ("Your inbox has {count} message: {lines}.", "Your inbox has {count} messages: {lines}."),
     "inbox_empty": "Your inbox is empty.",
     "note_says": 'The note "{title}" says: {body}',
     "deleted": 'I deleted the note "{title}".',
@@ -41,7 +41,7 @@ _EN = {
     "done": "Done.",
     "which_one": "Which one do you mean? I listed: {items}.",
     "nothing_listed": "I have not listed any notes in this conversation yet: ask me to search your notes first.",
-    "out_of_range": "I listed only {count} note(s): {items}.",
+    "out_of_range": ("I listed only {count} note: {items}.", "I listed only {count} notes: {items}."),
     "mail_sent": 'Yes: you confirmed the e-mail "{subject}" to {to}, and it went out.',
     "mail_sending": 'You confirmed the e-mail "{subject}" to {to}; it was still being sent when I was told.',
     "mail_cancelled": 'No: you cancelled the e-mail "{subject}" to {to}, so nothing was sent.',
@@ -53,7 +53,7 @@ _EN = {
     ),
     "mail_pending": 'Not yet: the e-mail "{subject}" to {to} waits for your confirmation on its card.',
     "mail_none": "I have not proposed any e-mail in this conversation.",
-    "files": "You attached {count} file(s).",
+    "files": ("You attached {count} file.", "You attached {count} files."),
     "file_says": " says:",
     "file_image": ": an image, which I can't see (I am the offline demo model).",
     "file_no_text": ": I found no text in it.",
@@ -81,13 +81,10 @@ _DE = {
     "not_available": "Ich würde das Werkzeug {tool} verwenden, aber es ist hier nicht verfügbar.",
     "no_match": 'Keine Notiz passt zu "{query}", also habe ich nichts getan.',
     "error": "Das hat nicht geklappt: {error}",
-    "proposed": (
-        "Ich habe das auf einer Karte vorgeschlagen: {description}. Nichts geschieht, "
-        "solange Sie es dort nicht bestätigen."
-    ),
-    "found": "Ich habe {count} Notiz(en) gefunden: {titles}.",
+    "proposed": "Ich habe das auf einer Karte vorgeschlagen: {description}. Sie entscheiden dort.",
+    "found": ("Ich habe {count} Notiz gefunden: {titles}.", "Ich habe {count} Notizen gefunden: {titles}."),
     "no_notes": "Keine Notiz passt.",
-    "inbox": "Ihr Posteingang hat {count} Nachricht(en): {lines}.",
+    "inbox": ("Ihr Posteingang hat {count} Nachricht: {lines}.", "Ihr Posteingang hat {count} Nachrichten: {lines}."),
     "inbox_empty": "Ihr Posteingang ist leer.",
     "note_says": 'Die Notiz "{title}" sagt: {body}',
     "deleted": 'Ich habe die Notiz "{title}" gelöscht.',
@@ -99,7 +96,8 @@ _DE = {
         "Ich habe in dieser Unterhaltung noch keine Notizen aufgelistet: Bitten Sie mich zuerst, "
         "Ihre Notizen zu durchsuchen."
     ),
-    "out_of_range": "Ich habe nur {count} Notiz(en) aufgelistet: {items}.",
+    "out_of_range": ("Ich habe nur {count} Notiz aufgelistet: {items}.",
+                     "Ich habe nur {count} Notizen aufgelistet: {items}."),
     "mail_sent": 'Ja: Sie haben die E-Mail "{subject}" an {to} bestätigt, und sie ist rausgegangen.',
     "mail_sending": 'Sie haben die E-Mail "{subject}" an {to} bestätigt; sie wurde gerade noch gesendet.',
     "mail_cancelled": 'Nein: Sie haben die E-Mail "{subject}" an {to} abgebrochen, es wurde nichts gesendet.',
@@ -114,7 +112,7 @@ _DE = {
     ),
     "mail_pending": 'Noch nicht: Die E-Mail "{subject}" an {to} wartet auf Ihre Bestätigung auf ihrer Karte.',
     "mail_none": "Ich habe in dieser Unterhaltung keine E-Mail vorgeschlagen.",
-    "files": "Sie haben {count} Datei(en) angehängt.",
+    "files": ("Sie haben {count} Datei angehängt.", "Sie haben {count} Dateien angehängt."),
     "file_says": " sagt:",
     "file_image": ": ein Bild, das ich nicht sehen kann (ich bin das Offline-Demomodell).",
     "file_no_text": ": Ich habe keinen Text darin gefunden.",
@@ -139,12 +137,11 @@ _FR = {
     "not_available": "J'utiliserais l'outil {tool}, mais il n'est pas disponible ici.",
     "no_match": 'Aucune note ne correspond à "{query}", je n\'ai donc rien fait.',
     "error": "Cela n'a pas fonctionné : {error}",
-    "proposed": (
-        "Je l'ai proposé sur une carte : {description}. Rien n'est fait tant que vous ne l'y confirmez pas."
-    ),
-    "found": "J'ai trouvé {count} note(s) : {titles}.",
+    "proposed": "Je l'ai proposé sur une carte : {description}. C'est à vous d'en décider.",
+    "found": ("J'ai trouvé {count} note : {titles}.", "J'ai trouvé {count} notes : {titles}."),
     "no_notes": "Aucune note ne correspond.",
-    "inbox": "Votre boîte de réception contient {count} message(s) : {lines}.",
+    "inbox": ("Votre boîte de réception contient {count} message : {lines}.",
+              "Votre boîte de réception contient {count} messages : {lines}."),
     "inbox_empty": "Votre boîte de réception est vide.",
     "note_says": 'La note "{title}" dit : {body}',
     "deleted": 'J\'ai supprimé la note "{title}".',
@@ -155,7 +152,7 @@ _FR = {
     "nothing_listed": (
         "Je n'ai encore listé aucune note dans cette conversation : demandez-moi d'abord de chercher dans vos notes."
     ),
-    "out_of_range": "Je n'ai listé que {count} note(s) : {items}.",
+    "out_of_range": ("Je n'ai listé que {count} note : {items}.", "Je n'ai listé que {count} notes : {items}."),
     "mail_sent": 'Oui : vous avez confirmé l\'e-mail "{subject}" à {to}, et il est parti.',
     "mail_sending": 'Vous avez confirmé l\'e-mail "{subject}" à {to} ; il était encore en cours d\'envoi.',
     "mail_cancelled": 'Non : vous avez annulé l\'e-mail "{subject}" à {to}, rien n\'a été envoyé.',
@@ -169,7 +166,7 @@ _FR = {
     ),
     "mail_pending": 'Pas encore : l\'e-mail "{subject}" à {to} attend votre confirmation sur sa carte.',
     "mail_none": "Je n'ai proposé aucun e-mail dans cette conversation.",
-    "files": "Vous avez joint {count} fichier(s).",
+    "files": ("Vous avez joint {count} fichier.", "Vous avez joint {count} fichiers."),
     "file_says": " dit :",
     "file_image": " : une image, que je ne peux pas voir (je suis le modèle de démonstration hors ligne).",
     "file_no_text": " : je n'y ai trouvé aucun texte.",
@@ -194,10 +191,11 @@ _IT = {
     "not_available": "Userei lo strumento {tool}, ma qui non è disponibile.",
     "no_match": 'Nessuna nota corrisponde a "{query}", quindi non ho fatto nulla.',
     "error": "Non ha funzionato: {error}",
-    "proposed": "L'ho proposto su una scheda: {description}. Non succede nulla finché non lo confermi lì.",
-    "found": "Ho trovato {count} nota/e: {titles}.",
+    "proposed": "L'ho proposto su una scheda: {description}. Sta a te decidere lì.",
+    "found": ("Ho trovato {count} nota: {titles}.", "Ho trovato {count} note: {titles}."),
     "no_notes": "Nessuna nota corrisponde.",
-    "inbox": "La tua casella di posta ha {count} messaggio/i: {lines}.",
+    "inbox": ("La tua casella di posta ha {count} messaggio: {lines}.",
+              "La tua casella di posta ha {count} messaggi: {lines}."),
     "inbox_empty": "La tua casella di posta è vuota.",
     "note_says": 'La nota "{title}" dice: {body}',
     "deleted": 'Ho eliminato la nota "{title}".',
@@ -206,7 +204,7 @@ _IT = {
     "done": "Fatto.",
     "which_one": "Quale intendi? Ho elencato: {items}.",
     "nothing_listed": "Non ho ancora elencato note in questa conversazione: chiedimi prima di cercare nelle tue note.",
-    "out_of_range": "Ho elencato solo {count} nota/e: {items}.",
+    "out_of_range": ("Ho elencato solo {count} nota: {items}.", "Ho elencato solo {count} note: {items}."),
     "mail_sent": 'Sì: hai confermato l\'e-mail "{subject}" a {to}, ed è partita.',
     "mail_sending": 'Hai confermato l\'e-mail "{subject}" a {to}; era ancora in invio.',
     "mail_cancelled": 'No: hai annullato l\'e-mail "{subject}" a {to}, non è stato inviato nulla.',
@@ -235,4 +233,6 @@ def say(language: str, key: str, **fields: object) -> str:
     """The text `key` in `language` (English for any other), its fields filled in
     (a text without fields, the showcase's formula, keeps its braces)."""
     text = TEXTS.get(language, _EN)[key]
+    if isinstance(text, tuple):  # (singular, plural), chosen by `count` (each of these languages has two forms)
+        text = text[0] if fields.get("count") == 1 else text[1]
     return text.format(**fields) if fields else text

@@ -8,7 +8,8 @@ not run for /mcp, so its security headers are added here (`security_headers`).
 
 from django.conf import settings
 
-from assistant_engine.surfaces.mcp.server import MCP_PATH, mcp_app
+from assistant_engine.foundation.paths import MCP_PATH
+from assistant_engine.surfaces.mcp.server import mcp_app
 
 # /mcp answers JSON and event streams only: nothing in them may load, run or be framed.
 MCP_CSP = "default-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"

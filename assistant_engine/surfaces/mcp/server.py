@@ -18,6 +18,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS, INVALID_REQUEST, CallToolRequestParams, ListToolsResult
 
+from assistant_engine.foundation.paths import MCP_PATH
 from assistant_engine.surfaces.mcp import tools
 from assistant_engine.surfaces.mcp.auth import ApiTokenVerifier, member_of
 from assistant_engine.surfaces.mcp.throttle import seconds_to_wait
@@ -25,7 +26,6 @@ from assistant_engine.tools.framework import UnknownTool
 
 logger = logging.getLogger("assistant_engine.surfaces.mcp")
 
-MCP_PATH = "/mcp"
 # A server-defined JSON-RPC error (the -32000..-32099 range): JSON-RPC has no 429.
 THROTTLED = -32029
 

@@ -24,6 +24,7 @@ const ERRORS = {
   conversation_busy: gettext('The assistant is still replying in this conversation. Wait for the reply to finish, then send your message again.'),
 };
 const HINT = gettext('Enter to send · Shift+Enter for a new line');
+const WAITING_HINT = gettext('Your message waits for the assistant service; Escape or Stop withdraws it.');
 const BUSY_HINT = gettext('The assistant is replying… Escape or Stop ends the reply; you can write your next message meanwhile.');
 const STOPPING_HINT = gettext('Stopping the reply…');
 const EDIT_HINT = gettext('Editing your last message: Enter resends it (the old one is kept as a previous version) · Escape cancels');
@@ -78,6 +79,17 @@ export function mountChat(chat, { panel = false } = {}) {
     attention.replying(busy);
   }
 
+  // The service is down (turn-follow.js): nothing is "replying" — not the composer, the tab or the
+  // sidebar — the message waits; back to replying when the service answers again.
+  function serviceDown(down) {
+    if (!state.busy) return;
+    hint.textContent = down ? WAITING_HINT : BUSY_HINT;
+    attention.replying(!down);
+    const item = state.conversationId && document.querySelector(
+      `[data-conversation-item="${CSS.escape(state.conversationId)}"] .conv__live`);
+    if (item) item.textContent = down ? gettext('Waiting…') : gettext('Replying…');
+  }
+
   async function stop() {
     if (!state.busy || !state.turnId || send.disabled) return;
     send.disabled = true; // one Stop at a time; the stream's turn_ended frees the button
@@ -103,7 +115,7 @@ export function mountChat(chat, { panel = false } = {}) {
   const attention = watchAttention(chat, { signal, focusComposer: () => input.focus(), markTitle: !panel });
   // What following a turn (turn-follow.js) needs of the component.
   const live = {
-    chat, messages, signal, keepPinned, announce, showBanner, hideBanner, attention, finish,
+    chat, messages, signal, keepPinned, announce, showBanner, hideBanner, attention, finish, serviceDown,
     setTurn: (turnId) => { state.turnId = turnId; },
     bannerSays: (text) => !banner.hidden && bannerText.textContent === text,
   };

@@ -131,6 +131,7 @@ export function followTurn(ctx, turnId) {
     if (ended || !waiting) return;
     const down = Boolean(response.ok && response.data.serviceDown);
     if (down && !waiting.hasAttribute('data-service-down')) ctx.announce(SERVICE_DOWN);
+    if (down !== waiting.hasAttribute('data-service-down')) ctx.serviceDown(down);
     waiting.toggleAttribute('data-service-down', down);
     waiting.textContent = down ? SERVICE_DOWN : WAITING;
     window.setTimeout(checkService, SERVICE_RECHECK_MS);
