@@ -13,25 +13,12 @@ import { enhanceMessages } from './content.js';
 import { textWithTex } from './math.js';
 import { messageFiles, mountAttachments, sentFiles } from './attachments.js';
 import { watchAttention } from './attention.js';
-import { MODEL_NOT_ALLOWED, chosenModel, initReplyActions } from './reply-actions.js';
+import { chosenModel, initReplyActions } from './reply-actions.js';
 import { byData, followTurn, liveBlock } from './turn-follow.js';
+import { BUSY_HINT, EDIT_FILES_HINT, EDIT_HINT, ENDED_ANNOUNCEMENTS, ERRORS, HINT, STOPPING_HINT, WAITING_HINT } from './chat-words.js';
 import { chosenVersions, initVersions, restoreVersions } from './versions.js';
 
-const ERRORS = {
-  credits_exhausted: gettext('Your organization has used all its credits for this month, so the assistant cannot reply. Credits renew on the 1st (UTC); an administrator can grant more.'),
-  conversation_full: gettext('This conversation is full: it has reached the length the model can read. Start a new conversation to go on.'),
-  model_not_allowed: MODEL_NOT_ALLOWED,
-  conversation_busy: gettext('The assistant is still replying in this conversation. Wait for the reply to finish, then send your message again.'),
-};
-const HINT = gettext('Enter to send · Shift+Enter for a new line');
-const WAITING_HINT = gettext('Your message waits for the assistant service; Escape or Stop withdraws it.');
-const BUSY_HINT = gettext('The assistant is replying… Escape or Stop ends the reply; you can write your next message meanwhile.');
-const STOPPING_HINT = gettext('Stopping the reply…');
-const EDIT_HINT = gettext('Editing your last message: Enter resends it (the old one is kept as a previous version) · Escape cancels');
-const EDIT_FILES_HINT = gettext('Its attached files go with it again');
-const ENDED_ANNOUNCEMENTS = { failed: gettext('The reply failed.'), cancelled: gettext('You stopped the reply.') };
 const TITLE_LENGTH = 60;
-
 
 export function mountChat(chat, { panel = false } = {}) {
   // Everything the component hangs on the document goes when it is removed.
