@@ -20,3 +20,11 @@ def axe_violations(page) -> list[str]:
 def assert_accessible(page, state: str) -> None:
     violations = axe_violations(page)
     assert violations == [], f"axe-core found violations in {state}: {violations}"
+
+
+def open_account_menu(page) -> None:
+    """The account's items (links, language, theme, notifications, log out) are
+    behind the account button at every width (issue 34.5): open it unless it is."""
+    toggle = page.locator("[data-account-toggle]")
+    if toggle.get_attribute("aria-expanded") != "true":
+        toggle.click()

@@ -13,6 +13,7 @@ from assistant.models import ActionCard
 from assistant_engine.organizations.access_log import staff_access_record
 from assistant_engine.organizations.models import Organization
 from conversations.models import Message, Thread
+from tests.web.accessibility import open_account_menu
 from tests.web.conftest import make_card, make_conversation
 from workspace.management.commands.seed_demo_workspace import seed
 from workspace.models import Note, SentEmail
@@ -62,6 +63,7 @@ def test_log_in_and_out(browser, owner):
     page.get_by_role("button", name="Log in").click()
     page.wait_for_url(f"{browser.url}/")
     assert page.get_by_role("heading", name="How can I help?").is_visible()
+    open_account_menu(page)
     page.get_by_role("button", name="Log out").click()
     page.wait_for_url(re.compile(r".*/login/$"))
 

@@ -6,7 +6,7 @@ new state, light and dark."""
 
 import pytest
 
-from tests.web.accessibility import assert_accessible
+from tests.web.accessibility import assert_accessible, open_account_menu
 from tests.web.test_browser import send, wait_for_reply, workspace  # noqa: F401 (a fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -67,6 +67,7 @@ def test_a_notification_when_a_card_waits_in_a_hidden_tab(browser, workspace):  
     page.context.grant_permissions(["notifications"], origin=browser.url)
     page.goto("/")
     assert page.evaluate("window.__asked") == 0  # nothing asked on load
+    open_account_menu(page)
     toggle = page.get_by_role("button", name="Notifications")
     assert toggle.get_attribute("aria-pressed") == "false"
     toggle.click()
@@ -103,6 +104,7 @@ def test_a_blocked_permission_is_said_and_asked_only_on_the_click(browser, owner
     page = hidden_page(browser, owner)  # no permission granted: the browser refuses it
     page.emulate_media(color_scheme=scheme, reduced_motion="reduce")
     page.goto("/")
+    open_account_menu(page)
     page.get_by_role("button", name="Notifications").click()
     page.locator("[data-notify-status]").filter(has_text="Your browser blocks notifications").wait_for()
     assert page.evaluate("window.__asked") == 1
@@ -149,6 +151,7 @@ def test_the_sheet_opens_from_the_account_menu_and_gives_focus_back(browser, own
     page = browser.page(owner)
     page.emulate_media(color_scheme=scheme, reduced_motion="reduce")
     page.goto("/")
+    open_account_menu(page)
     control = page.get_by_role("navigation", name="Account").get_by_role("button", name="Keyboard shortcuts")
     assert control.get_attribute("aria-haspopup") == "dialog"
     control.click()
@@ -202,6 +205,7 @@ def test_the_panel_of_a_host_page_notifies_but_leaves_the_title_and_keys_to_the_
     assert page.locator("[data-shortcuts-open]").count() == 0  # nor a way to a sheet of keys it lacks
     assert page.evaluate("document.activeElement === document.body")
     host_title = page.evaluate(TITLE)
+    open_account_menu(page)
     page.get_by_role("button", name="Notifications").click()
     page.get_by_role("button", name="Assistant", exact=True).click()
     page.evaluate("window.__setHidden(true)")

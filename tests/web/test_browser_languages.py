@@ -9,7 +9,7 @@ from django.conf import settings
 from django.utils import translation
 
 from assistant_engine.organizations.models import PersonPreferences
-from tests.web.accessibility import assert_accessible
+from tests.web.accessibility import assert_accessible, open_account_menu
 from tests.web.conftest import make_card, make_conversation
 from tests.web.test_browser import wait_for_reply
 
@@ -58,8 +58,10 @@ def test_the_choice_in_the_header_is_kept_and_follows_the_person(browser, owner)
     page = browser.page(owner, locale="en-US")
     page.goto(f"/c/{thread.id}/")
     assert page.get_attribute("html", "lang") == "en"
-    page.get_by_label("Language").select_option("de")
-    page.get_by_role("button", name="Change language").click()
+    open_account_menu(page)
+    assert not page.get_by_role("button", name="Change language").is_visible()  # issue 34.6: no second button
+    page.get_by_label("Language (applied when chosen)").select_option("de")
+    page.wait_for_function("document.documentElement.lang === 'de'")
     page.wait_for_url(f"**/c/{thread.id}/")
     assert page.get_attribute("html", "lang") == "de"
     assert PersonPreferences.objects.get(user=owner.user).language == "de"

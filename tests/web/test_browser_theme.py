@@ -6,7 +6,7 @@ import pytest
 
 from assistant.models import ActionCard
 from conversations.models import Message
-from tests.web.accessibility import assert_accessible
+from tests.web.accessibility import assert_accessible, open_account_menu
 from tests.web.conftest import make_card, make_conversation
 from tests.web.test_browser_content import REPLY
 
@@ -24,7 +24,7 @@ def test_dark_follows_the_system_and_passes_axe(browser, owner):
     page.emulate_media(color_scheme="dark")
     page.goto(f"/c/{thread.id}/")
     assert page.evaluate(BACKGROUND) == "rgb(17, 23, 21)"
-    toggle = page.get_by_role("button", name="Dark theme")
+    toggle = page.locator("[data-theme-toggle]")  # in the account menu, closed
     assert toggle.get_attribute("aria-pressed") == "true"
     assert_accessible(page, "a conversation in dark")
     browser.shot(page, "dark-conversation")
@@ -43,6 +43,7 @@ def test_the_toggle_overrides_the_system_and_is_kept(browser, owner):
     page.emulate_media(color_scheme="light", reduced_motion="reduce")
     page.goto("/")
     assert page.evaluate(BACKGROUND) == "rgb(244, 245, 243)"
+    open_account_menu(page)
     toggle = page.get_by_role("button", name="Dark theme")
     assert toggle.get_attribute("aria-pressed") == "false"
     toggle.click()
@@ -50,5 +51,6 @@ def test_the_toggle_overrides_the_system_and_is_kept(browser, owner):
     page.reload()
     assert page.evaluate(BACKGROUND) == "rgb(17, 23, 21)"
     assert_accessible(page, "dark chosen with the toggle")
+    open_account_menu(page)
     page.get_by_role("button", name="Dark theme").click()
     assert page.evaluate(BACKGROUND) == "rgb(244, 245, 243)"

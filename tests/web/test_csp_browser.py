@@ -3,6 +3,8 @@ UI from the app) and the admin render with not one violation."""
 
 import pytest
 
+from tests.web.accessibility import open_account_menu
+
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 # Collect every violation the page reports, from its first byte.
@@ -73,6 +75,7 @@ def test_a_person_creates_copies_and_revokes_a_token_at_375_px(browser, owner):
     page.add_init_script(RECORD_VIOLATIONS)
     page.goto("/")
     page.get_by_role("button", name="Account menu").click()  # the account's items, on a phone
+    open_account_menu(page)
     page.get_by_role("link", name="API tokens").click()
     page.get_by_label("Name (what uses it)").fill("Backup script")
     page.get_by_label("Expires in").select_option("30")

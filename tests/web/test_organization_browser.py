@@ -5,6 +5,7 @@ import pytest
 
 from assistant_engine.organizations.models import Membership, OrganizationChange
 from tests.conftest import make_person
+from tests.web.accessibility import open_account_menu
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -13,6 +14,7 @@ def test_an_admin_caps_and_suspends_a_member_who_then_sees_the_suspension(browse
     admin = make_person("ada", owner.organization, role="admin")
     page = browser.page(admin)
     page.goto("/")
+    open_account_menu(page)
     page.get_by_role("link", name="Organization").click()
     page.wait_for_url(f"{browser.url}/organization/")
     row = page.locator('[data-member="colin"]')

@@ -240,7 +240,7 @@ function initRename() {
   });
 }
 
-// The account's items on a narrow screen: a disclosure (the bar stays one row high).
+// The account's items behind one button, at every width: a disclosure (the bar stays one row high).
 function initAccountMenu() {
   const toggle = document.querySelector('[data-account-toggle]');
   const menu = document.querySelector('[data-account-menu]');
@@ -285,8 +285,18 @@ function initTheme() {
   });
 }
 
+// A language chosen applies at once (its label says so, WCAG 3.2.2): no second button
+// to press. Without the script, the form's own button submits it.
+function initLanguage() {
+  const select = document.querySelector('[data-language-select]');
+  if (!select) return;
+  select.form.querySelector('[data-language-submit]').hidden = true;
+  select.addEventListener('change', () => select.form.requestSubmit());
+}
+
 export function initUi() {
   initTheme();
+  initLanguage();
   initAccountMenu();
   initSearch();
   initRename();
