@@ -30,9 +30,13 @@ class ExportForm(forms.Form):
                                           widget=forms.TextInput, required=False,
                                           help_text="Its slug. Needed for the ledger and the usage; "
                                           "for the turns, only this organization's.")
-    month = forms.RegexField(regex=r"^\d{4}-(0[1-9]|1[0-2])$", required=False, help_text="YYYY-MM (UTC).")
-    start = forms.DateField(required=False, help_text="Turns created from this day (UTC)…")
-    end = forms.DateField(required=False, help_text="…up to and including this day.")
+    # The browser's month picker (YYYY-MM); the pattern still checks what a URL sends.
+    month = forms.RegexField(regex=r"^\d{4}-(0[1-9]|1[0-2])$", required=False, help_text="YYYY-MM (UTC).",
+                             widget=forms.TextInput(attrs={"type": "month"}))
+    start = forms.DateField(required=False, help_text="Turns created from this day (UTC)…",
+                            widget=forms.DateInput(attrs={"type": "date"}))
+    end = forms.DateField(required=False, help_text="…up to and including this day.",
+                          widget=forms.DateInput(attrs={"type": "date"}))
     format = forms.ChoiceField(choices=[(fmt, fmt.upper()) for fmt in exports.FORMATS])
 
     def clean(self):

@@ -11,6 +11,7 @@ to replace the default site.
 from django.contrib.admin import AdminSite
 from django.contrib.admin.apps import AdminConfig
 from django.contrib.admin.views.autocomplete import AutocompleteJsonView
+from django.utils.translation import gettext_lazy
 
 
 class TracedAutocompleteJsonView(AutocompleteJsonView):
@@ -25,6 +26,13 @@ class TracedAutocompleteJsonView(AutocompleteJsonView):
 
 
 class TracedAdminSite(AdminSite):
+    # The product's staff pages, not Django's name for them.
+    site_header = gettext_lazy("Staff administration")
+    site_title = gettext_lazy("Staff administration")
+    index_title = gettext_lazy("Organizations, conversations, credits and exports")
+    # The index links the pages no model list leads to (the exports).
+    index_template = "admin/assistant/index.html"
+
     def autocomplete_view(self, request):
         return TracedAutocompleteJsonView.as_view(admin_site=self)(request)
 

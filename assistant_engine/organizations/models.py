@@ -269,6 +269,7 @@ class ApiToken(AbstractAuthToken):
 
     class Meta:
         ordering = ["-created"]
+        verbose_name, verbose_name_plural = "API token", "API tokens"
         # The expired-token purge reads the expired ones only.
         indexes = [models.Index(fields=["expiry"], name="apitoken_expiry")]
 

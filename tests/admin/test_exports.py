@@ -118,6 +118,16 @@ def test_a_bad_choice_shows_the_form_again_with_400(root_client, acme, query):
 def test_the_form_page(root_client):
     response = root_client.get(URL)
     assert response.status_code == 200 and b"Usage per person per month" in response.content
+    page = response.content.decode()
+    assert 'type="month" name="month"' in page and 'type="date" name="start"' in page  # pickers
+
+
+def test_the_admins_index_leads_to_the_exports_and_is_the_products(root_client):
+    """Issue 34.6: the exports page linked from the index; the product's name for it, not Django's."""
+    page = root_client.get("/admin/").content.decode()
+    assert f'href="{URL}" data-admin-exports' in page
+    assert "Django administration" not in page and "Staff administration" in page
+    assert "API tokens" in page and "Api tokens" not in page
 
 
 def fill_ledger(organization, month: str, count: int) -> None:
