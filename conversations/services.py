@@ -51,7 +51,8 @@ class MessageData:
     id: UUID
     role: str
     content: str
-    created_at: datetime
+    # None (an /ai/ client may leave it out): the stored message's, else the server's time.
+    created_at: datetime | None
     tool_calls: list[ToolCallData] = field(default_factory=list)
     # Only from the /ai/ door: the client's own string id (when it is not the
     # UUID `id` itself) and the message as it sent it (see Message.client_json).
@@ -65,7 +66,7 @@ class ConversationData:
     # when new, the server draws its primary key.
     id: UUID | None
     title: str | None
-    created_at: datetime
+    created_at: datetime | None  # None: the stored conversation's, else the server's time
     updated_at: datetime
     messages: list[MessageData]
     # The /ai/ client's own id, looked up among the person's conversations
@@ -237,7 +238,7 @@ def _upsert_locked(member: Member, data: ConversationData) -> UpsertOutcome:
 def _save_thread(thread: Thread, data: ConversationData, *, is_new: bool) -> None:
     first_user = next((m.content for m in data.messages if m.role == Message.Role.USER), "")
     thread.title = choose_title(data.title, first_user)
-    thread.created_at = data.created_at
+    thread.created_at = data.created_at or (None if is_new else thread.created_at) or timezone.now()
     thread.updated_at = data.updated_at
     thread.client_json = data.client_json
     # Activity is when the server received the write, not the client's clock:
@@ -289,7 +290,7 @@ def _apply_messages(thread: Thread, sent: list[MessageData], *, is_new: bool) ->
         row = stored.get(message.id)
         if row is None:
             new = Message(client_id=message.id, thread=thread, seq=seq, role=message.role,
-                          content=message.content, created_at=message.created_at,
+                          content=message.content, created_at=message.created_at or timezone.now(),
                           external_id=message.external_id, client_json=message.client_json)
             created.append((new, message))
             touched.append(seq)
@@ -335,7 +336,8 @@ def _fields_after(row, message: MessageData, seq: int, *, calls_changed: bool) -
     for the model and vouches for a tool result's taint (assistant/trifecta.py),
     so a changed message loses it (and a new one never gets one).
     """
-    fields = {"seq": seq, "role": message.role, "content": message.content, "created_at": message.created_at,
+    fields = {"seq": seq, "role": message.role, "content": message.content,
+              "created_at": message.created_at or row.created_at,
               "turn_id": row.turn_id, "status": row.status, "notice": row.notice,
               # The last write's own document: an /api/ write (none) clears an /ai/ one.
               "client_json": message.client_json}
@@ -385,11 +387,11 @@ def _canonical_json(value: Any) -> str:
 
 
 def _tool_call_rows(row: Message, message: MessageData) -> list[ToolCall]:
+    moment = message.created_at or row.created_at or timezone.now()
     return [
         ToolCall(
             message=row, position=position, tool_use_id=call.tool_use_id, name=call.name, input=call.input,
-            result=call.result, is_error=call.is_error, created_at=message.created_at,
-            finished_at=message.created_at,
+            result=call.result, is_error=call.is_error, created_at=moment, finished_at=moment,
         )
         for position, call in enumerate(message.tool_calls)
     ]

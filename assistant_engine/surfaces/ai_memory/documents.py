@@ -47,14 +47,15 @@ class MessageSerializer(serializers.Serializer):
     id = ClientIdField()
     role = serializers.ChoiceField(choices=Message.Role.choices)
     content = StrictCharField(allow_blank=True, trim_whitespace=False)
-    createdAt = ClientDateField()  # noqa: N815
+    # Optional, as in the seed's StoredMessage: left out, the server's time (kept from then on).
+    createdAt = ClientDateField(required=False)  # noqa: N815
     toolCalls = ToolCallSerializer(many=True, required=False, default=list)  # noqa: N815
 
 
 class ConversationSerializer(UpdatedAtNotInFuture, serializers.Serializer):
     id = ClientIdField()
     title = StrictCharField(required=False, allow_blank=True, allow_null=True, max_length=500)
-    createdAt = ClientDateField()  # noqa: N815
+    createdAt = ClientDateField(required=False)  # noqa: N815
     updatedAt = ClientDateField()  # noqa: N815
     messages = MessageSerializer(many=True)
 
@@ -71,7 +72,7 @@ class ConversationSerializer(UpdatedAtNotInFuture, serializers.Serializer):
         return messages
 
     def validate(self, attrs):
-        if attrs["createdAt"] > attrs["updatedAt"]:
+        if attrs.get("createdAt") and attrs["createdAt"] > attrs["updatedAt"]:
             raise serializers.ValidationError({"createdAt": ["Must not be later than updatedAt."]})
         # The whole document is stored as text: what the database can't store
         # (NUL, lone surrogates) is refused in the fields the server ignores too.
@@ -85,7 +86,7 @@ def conversation_data(document: dict, validated: dict) -> ConversationData:
         id=None,  # the person's conversation of that id, or a new one under the server's key
         external_id=validated["id"],
         title=validated.get("title"),
-        created_at=validated["createdAt"],
+        created_at=validated.get("createdAt"),
         updated_at=validated["updatedAt"],
         # The messages are stored each with its own document: a placeholder
         # keeps their place among the client's keys.
@@ -103,7 +104,7 @@ def _message_data(sent: dict, checked: dict) -> MessageData:
         external_id=ids.external_id(checked["id"]),
         role=checked["role"],
         content=checked["content"],
-        created_at=checked["createdAt"],
+        created_at=checked.get("createdAt"),
         # The text is stored once, in Message.content; null marks its place.
         client_json=_compact({**sent, "content": None}),
         tool_calls=[
@@ -126,12 +127,16 @@ def client_id_of(thread: Thread) -> str:
 
 
 def render_conversation(thread: Thread) -> dict:
-    """A thread (with prefetched messages and tool calls) as the client's document."""
+    """A thread (with prefetched messages and tool calls) as the client's document.
+    A date the client didn't write (a message a turn appended, a field it left
+    out) comes in the form it writes its conversation's updatedAt in."""
     server = conversation_to_json(thread)
     server["id"] = client_id_of(thread)
+    like = json.loads(thread.client_json).get("updatedAt") if thread.client_json else None
+    server["createdAt"] = as_client_writes(thread.created_at, like)
     server["messages"] = [
-        _render_message(message, rendered) for message, rendered in zip(thread.messages.all(), server["messages"],
-                                                                         strict=True)
+        _render_message(message, rendered, like)
+        for message, rendered in zip(thread.messages.all(), server["messages"], strict=True)
     ]
     if not thread.client_json:
         return server
@@ -151,6 +156,7 @@ def render_summary(thread: Thread) -> dict:
     if not thread.client_json:
         return summary
     document = _thread_document(thread, summary)
+    summary["createdAt"] = as_client_writes(thread.created_at, document.get("updatedAt"))  # when it sent none
     return {**summary, **{key: document[key] for key in ("title", "createdAt", "updatedAt") if key in document}}
 
 
@@ -162,7 +168,7 @@ def _thread_document(thread: Thread, server: dict) -> dict:
         return document
     document["title"] = server["title"]
     for key, moment in (("createdAt", thread.created_at), ("updatedAt", thread.updated_at)):
-        document[key] = as_client_writes(moment, document.get(key))
+        document[key] = as_client_writes(moment, document.get(key, document.get("updatedAt")))
     return document
 
 
@@ -173,7 +179,8 @@ def _is_current(document: dict, thread: Thread) -> bool:
         return False
 
 
-def _render_message(message: Message, server: dict) -> dict:
+def _render_message(message: Message, server: dict, like) -> dict:
+    server["createdAt"] = as_client_writes(message.created_at, like)
     if not message.client_json:
         server["id"] = message.external_id or server["id"]
         return server
