@@ -16,6 +16,7 @@ import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
+from decimal import Decimal
 from uuid import UUID
 
 from django.db.models import F, Subquery, Sum
@@ -24,6 +25,7 @@ from assistant.models import Turn
 from assistant_engine.foundation.people import login_field
 from assistant_engine.organizations.models import Organization
 from credits.models import CreditAccount, LedgerEntry, MemberMonthUsage
+from credits.money import MICROS_PER_CREDIT
 
 BATCH_ROWS = 500
 FORMATS = ("csv", "json")
@@ -71,7 +73,9 @@ def ledger_people(organization: Organization, month: str, *, until: datetime) ->
     return {(actor_id, organization.pk) for actor_id in actors}
 
 
-USAGE_HEADER = ("month", "user_id", "username", "turns", "used_micros", "reserved_micros")
+# Credits first (what the organization's page and grant speak in), micros beside them for the exact sums.
+USAGE_HEADER = ("month", "user_id", "username", "turns", "used_credits", "reserved_credits", "used_micros",
+                "reserved_micros")
 
 
 def usage_rows(organization_id: int, month: str | None = None) -> list[tuple]:
@@ -92,10 +96,15 @@ def usage_rows(organization_id: int, month: str | None = None) -> list[tuple]:
         .order_by("account__month", "user_id")
     )
     return [
-        (row["account__month"], row["user_id"], row["login"] or "", row["turns"], row["used"],
-         row["reserved"])
+        (row["account__month"], row["user_id"], row["login"] or "", row["turns"], as_credits(row["used"]),
+         as_credits(row["reserved"]), row["used"], row["reserved"])
         for row in grouped
     ]
+
+
+def as_credits(micros: int) -> str:
+    """Credits to the micro (1 credit = 10,000 micros), written out: "0.4000"."""
+    return f"{Decimal(micros) / MICROS_PER_CREDIT:.4f}"
 
 
 def usage_table(organization: Organization, month: str | None) -> Table:

@@ -102,7 +102,8 @@ def organization_page(member: Member) -> OrganizationPage:
         for membership in Membership.objects.filter(organization_id=member.organization_id)
         .annotate(username=Subquery(username)).order_by("username")
     }
-    for _month, user_id, _name, turns, used, reserved in exports.usage_rows(member.organization_id, month):
+    for _month, user_id, _name, turns, _credits, _reserved_credits, used, reserved in exports.usage_rows(
+            member.organization_id, month):
         if user_id in rows:
             row = rows[user_id]
             row.turns, row.used_credits, row.reserved_credits = turns, credits_from_micros(used), \

@@ -61,6 +61,7 @@ def test_usage_per_person_per_month(root_client, activity, owner, colleague):
     assert by_name["olivia"]["turns"] == "2" and by_name["colin"]["turns"] == "1"
     # Haiku: 1000 in + 200 out = 2,000 micros a turn, nothing left reserved.
     assert (by_name["olivia"]["used_micros"], by_name["olivia"]["reserved_micros"]) == ("4000", "0")
+    assert (by_name["olivia"]["used_credits"], by_name["olivia"]["reserved_credits"]) == ("0.4000", "0.0000")
 
 
 def test_the_turns_of_a_period_carry_numbers_never_content(root_client, activity, owner):

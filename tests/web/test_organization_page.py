@@ -215,5 +215,8 @@ def test_the_months_usage_downloads_as_csv(admin_web, owner, outsider):
 
     text = b"".join(response.streaming_content).decode()
     lines = text.strip().splitlines()
-    assert lines[0] == "month,user_id,username,turns,used_micros,reserved_micros"
+    # Credits first, as the page speaks (issue 34.6), micros beside them.
+    assert lines[0] == "month,user_id,username,turns,used_credits,reserved_credits,used_micros,reserved_micros"
     assert len(lines) == 2 and ",olivia,1," in lines[1] and "otto" not in text
+    used_credits, used_micros = lines[1].split(",")[4], int(lines[1].split(",")[6])
+    assert used_micros > 0 and used_credits == f"{used_micros / 10_000:.4f}"
