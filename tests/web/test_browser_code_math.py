@@ -121,3 +121,21 @@ def test_the_panel_of_a_host_page_shows_them_too(quiet_browser, owner):  # noqa:
     assert_readable(page, panel)
     assert page.evaluate("window.__violations") == []
     assert_accessible(page, "the panel with coloured code and maths, dark")
+
+
+def test_a_code_block_in_the_persons_message_is_reached_by_keyboard_at_375_px(quiet_browser, owner):  # noqa: F811
+    """Issue 34.10: a long line in the person's own code scrolls sideways; Tab reaches it."""
+    page = quiet_browser.page(owner, width=375, height=740)
+    page.goto("/")
+    composer = page.get_by_label("Message to the assistant")
+    composer.fill("Why does this fail?\n\n```python\n" + "value = compute(" + ", ".join(f"a{n}" for n in range(40))
+                  + ")\n```")
+    composer.press("Enter")
+    run_turn(queued_turn().id, client=ScriptedClient(say("It takes fewer arguments.")))
+    code = page.locator(".msg--user pre")
+    page.wait_for_function("() => document.querySelector('.msg--user pre')?.tabIndex === 0")
+    assert code.evaluate("node => node.scrollWidth > node.clientWidth")  # it does scroll sideways
+    code.focus()
+    page.keyboard.press("ArrowRight")
+    assert page.evaluate("document.activeElement.matches('.msg--user pre')")
+    assert_accessible(page, "the person's code block at 375 px")

@@ -19,6 +19,8 @@ function enhanceCode(pre) {
   const block = el('div', { class: 'codeblock' });
   pre.replaceWith(block);
   block.append(bar, pre);
+  // A long line scrolls sideways (a narrow screen, the person's own message too): the keyboard must reach it.
+  pre.tabIndex = 0;
 }
 
 function enhanceTable(table) {

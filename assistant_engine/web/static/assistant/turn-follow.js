@@ -64,9 +64,9 @@ function toolRow(node, { toolCallId, name, input: toolInput }) {
       el('code', { class: 'tool__name' }, name),
       el('span', { class: 'tool__state', 'data-tool-state': '' }, gettext('Running…'))),
     el('div', { class: 'tool__body' },
-      el('h4', { class: 'tool__label' }, gettext('Input')),
+      el('h3', { class: 'tool__label' }, gettext('Input')),
       el('pre', { class: 'code', 'data-tool-input': '' }, pretty(toolInput)),
-      el('h4', { class: 'tool__label' }, gettext('Result')),
+      el('h3', { class: 'tool__label' }, gettext('Result')),
       el('p', { class: 'muted small', 'data-tool-result': '' }, gettext('Waiting for the result…'))));
   tools.append(row);
   return row;
