@@ -29,6 +29,7 @@ from conversations.files import files_claim, files_copy
 from conversations.models import Message, Thread
 from conversations.selectors import thread_get_for_member
 from conversations.services import ConversationBusy, message_append, thread_create
+from conversations.titles import derive_title
 from credits.services import credits_release, credits_reserve
 
 logger = logging.getLogger("assistant.chat")
@@ -144,6 +145,9 @@ def _redo(member: Member, *, conversation_id: UUID, new_text: str | None,
             user_message = message_append(member, thread=thread, role=Message.Role.USER, content=new_text,
                                           turn_id=turn_id)
             Message.objects.filter(id=user_message.id).update(replaces=last.client_id)
+            # A title derived from the message being edited (the first, never renamed) follows the edit.
+            if thread.title and thread.title == derive_title(last.content):
+                Thread.objects.filter(id=thread.id).update(title=derive_title(new_text))
             # The edited message keeps its files (those it names, when it does);
             # a refusal ends this whole transaction (nothing written).
             files_copy(member, source=last, message=user_message, keep=keep)

@@ -165,6 +165,8 @@ class PartView:
     files: list[FileView] = field(default_factory=list)
     # Where the outside content this reply was written after came from (Message.after_reading), said.
     after_reading: str = ""
+    # The person's message as they wrote it (Markdown and all), for Edit to start from.
+    source: str = ""
 
     @property
     def failed(self) -> bool:
@@ -313,6 +315,7 @@ def _part(message, *, files: bool = False) -> PartView:
         files=[FileView(str(a.id), a.name, a.media_type, a.size) for a in message.attachments.all()] if files else [],
         after_reading=reply_after_reading(message.after_reading) if message.role == "assistant" and message.content
         else "",
+        source=message.content if message.role == "user" else "",
     )
 
 

@@ -68,6 +68,17 @@ def test_edit_resends_a_new_version_of_the_last_message(owner, answered):
     assert Thread.objects.get(id=answered.thread_id).status == Thread.Status.RESPONDING
 
 
+def test_an_edit_of_the_first_message_retitles_a_title_derived_from_it_not_a_chosen_one(owner, answered):
+    """Issue 34.5: the title follows an edit of the first message (its words, not its Markdown)."""
+    assert Thread.objects.get(id=answered.thread_id).title == "First question"
+    assert edit(owner, answered.thread_id, message="**Better** question").status_code == 202
+    assert Thread.objects.get(id=answered.thread_id).title == "Better question"
+    Thread.objects.filter(id=answered.thread_id).update(title="My own name", status=Thread.Status.IDLE)
+    Turn.objects.filter(thread_id=answered.thread_id).update(status=Turn.Status.DONE)
+    assert edit(owner, answered.thread_id, message="Third question").status_code == 202
+    assert Thread.objects.get(id=answered.thread_id).title == "My own name"
+
+
 @pytest.mark.parametrize("action", [regenerate, edit])
 @pytest.mark.parametrize("who", ["colleague", "outsider"])
 def test_others_get_404_and_nothing_changes(owner, colleague, outsider, answered, action, who):

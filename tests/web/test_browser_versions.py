@@ -55,7 +55,9 @@ def pager(page, selector):
 def test_regenerate_then_edit_keep_previous_versions(browser, owner):
     page = browser.page(owner)
     page.goto("/")
-    send(page, "hello")
+    send(page, "**hello** `there`")
+    assert page.locator(".chat__title").inner_text() == "hello there"  # its words, not its Markdown (34.5)
+    assert page.title().endswith("hello there · Assistant")  # "Replying… — " first, while it replies
     wait_for_reply(page)
 
     page.get_by_role("button", name="Regenerate").click()
@@ -68,18 +70,22 @@ def test_regenerate_then_edit_keep_previous_versions(browser, owner):
 
     page.get_by_role("button", name="Edit your message", exact=True).click()
     composer = page.get_by_label("Message to the assistant")
-    assert composer.input_value() == "hello"
+    assert composer.input_value() == "**hello** `there`"
     assert page.evaluate("document.activeElement.id") == "composer-input"
     composer.fill("search my notes for budget")
     composer.press("Enter")
     wait_for_reply(page)
+    # The title derived from the first message follows its edit, on the page and in the tab (34.5).
+    page.wait_for_function("() => document.querySelector('.chat__title').textContent === "
+                           "'search my notes for budget'")
+    page.wait_for_function("() => document.title === 'search my notes for budget · Assistant'")
     assert page.locator(".msg--user").count() == 2 and page.locator(".msg--user:visible").count() == 1
     assert page.locator(".msg--user.msg--previous").count() == 1
     assert "search my notes for budget" in page.locator(".msg--user:not(.msg--previous)").inner_text()
     # The message's pager brings back the old message with its replies (their own set).
     page.get_by_role("group", name="Versions of your message").get_by_role("button", name="Previous version").click()
     assert shown(page, MESSAGE_SET) == ["1"]
-    assert page.locator(".msg--user:visible .msg__bubble").inner_text().strip() == "hello"
+    assert page.locator(".msg--user:visible .msg__bubble").inner_text().strip() == "hello there"
     assert shown(page, f"{MESSAGE_SET} {REPLY_SET}") == ["2"]
     assert page.evaluate("document.activeElement.getAttribute('data-version-step')") == "1"  # Previous is disabled
     assert_accessible(page, "the first version of an edited message")

@@ -17,8 +17,7 @@ import { chosenModel, initReplyActions } from './reply-actions.js';
 import { byData, followTurn, liveBlock } from './turn-follow.js';
 import { BUSY_HINT, EDIT_FILES_HINT, EDIT_HINT, ENDED_ANNOUNCEMENTS, ERRORS, HINT, STOPPING_HINT, WAITING_HINT } from './chat-words.js';
 import { chosenVersions, initVersions, restoreVersions } from './versions.js';
-
-const TITLE_LENGTH = 60;
+import { followTitle, plainTitle } from './titles.js';
 
 export function mountChat(chat, { panel = false } = {}) {
   // Everything the component hangs on the document goes when it is removed.
@@ -212,7 +211,8 @@ export function mountChat(chat, { panel = false } = {}) {
     const last = [...messages.querySelectorAll('.msg--user:not(.msg--previous) .msg__bubble')].pop();
     if (!last || state.busy) return;
     state.editing = true;
-    input.value = last.innerText.trim();
+    const source = last.previousElementSibling; // the message as written, Markdown and all (the page's)
+    input.value = (source?.matches('template') ? source.content.textContent : last.innerText).trim();
     autosize();
     // The server copies the message's files to the edited one (chat_edit), those
     // still shown as chips (each removable): say so while editing.
@@ -253,7 +253,7 @@ export function mountChat(chat, { panel = false } = {}) {
     state.conversationId = conversationId;
     chat.dataset.conversationId = conversationId;
     chat.querySelector('[data-welcome]')?.remove();
-    const title = text.replace(/\s+/g, ' ').trim().slice(0, TITLE_LENGTH).trim();
+    const title = plainTitle(text);
     inner.prepend(el(panel ? 'h3' : 'h1', { class: 'chat__title' }, title));
     // The panel lives beside a host page: it tells the page instead of taking its address and title.
     chat.dispatchEvent(new CustomEvent('assistant:conversation', { bubbles: true, detail: { conversationId } }));
@@ -314,6 +314,7 @@ export function mountChat(chat, { panel = false } = {}) {
     const query = new URLSearchParams({ current: state.conversationId, pages, q: search });
     try {
       list.replaceChildren(parseFragment(await fragment(pageUrl(`conversations/list?${query}`))));
+      followTitle(chat, { panel });
     } catch { /* the list stays as it was */ }
   }
 
