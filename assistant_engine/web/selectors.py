@@ -8,6 +8,8 @@ from datetime import datetime
 from uuid import UUID
 
 from django.conf import settings
+from django.db.models import OuterRef, Subquery, Value
+from django.db.models.functions import Greatest, Lower, StrIndex, Substr
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
@@ -18,7 +20,7 @@ from assistant_engine.organizations.members import Member
 from assistant_engine.tools.registry import all_tools
 from assistant_engine.web import presenters, versions
 from conversations import selectors as conversation_selectors
-from conversations.models import Thread
+from conversations.models import Message, Thread
 
 SIDEBAR_PAGE = 50
 
@@ -37,6 +39,8 @@ class SidebarItem:
     surface: str = ""  # "telegram": the sidebar marks it
     # The title cut around the searched words: (text, is_a_match) pieces, shown with <mark>.
     title_parts: list[tuple[str, bool]] = field(default_factory=list)
+    # Where a message matched the search (when the title didn't), the same way.
+    snippet_parts: list[tuple[str, bool]] = field(default_factory=list)
 
 
 @dataclass
@@ -75,6 +79,8 @@ def sidebar(member: Member, *, pages: int = 1, query: str = "", current_id: str 
     else:
         listed = conversation_selectors.thread_list(member)
     fields = ("id", "title", "updated_at", "status", "surface")
+    if query:
+        listed = listed.annotate(snippet=_snippet_of_first_match(query))
     threads = list(listed.only(*fields)[: limit + 1])
     shown = threads[:limit]
     if current_id and not query and current_id not in {str(thread.id) for thread in shown}:
@@ -98,7 +104,31 @@ def _sidebar_item(thread: Thread, query: str, now: datetime) -> SidebarItem:
         responding=thread.status == Thread.Status.RESPONDING,
         surface=thread.surface,
         title_parts=marked_parts(title, query),
+        snippet_parts=_snippet_parts(getattr(thread, "snippet", None), title, query),
     )
+
+
+SNIPPET_BEFORE, SNIPPET_CHARS = 40, 140
+
+
+def _snippet_of_first_match(query: str) -> Subquery:
+    """Around the first of the conversation's current messages holding the
+    query's first word: a cut of SNIPPET_CHARS characters, computed by the
+    database in the sidebar's one query (no message read whole)."""
+    word = query.split()[0].lower()
+    at = StrIndex(Lower("content"), Value(word))
+    matching = (Message.objects.filter(thread_id=OuterRef("id"), superseded_at__isnull=True,
+                                       role__in=[Message.Role.USER, Message.Role.ASSISTANT],
+                                       content__icontains=word)
+                .order_by("seq")
+                .values(cut=Substr("content", Greatest(at - SNIPPET_BEFORE, Value(1)), SNIPPET_CHARS)))
+    return Subquery(matching[:1])
+
+
+def _snippet_parts(snippet: str | None, title: str, query: str) -> list[tuple[str, bool]]:
+    if not snippet or any(marked for _text, marked in marked_parts(title, query)):
+        return []
+    return marked_parts("… " + " ".join(snippet.split()) + " …", query)
 
 
 def marked_parts(text: str, query: str) -> list[tuple[str, bool]]:

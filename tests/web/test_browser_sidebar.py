@@ -52,6 +52,10 @@ def test_search_filters_the_sidebar_and_marks_the_words(browser, owner, colleagu
     titles = page.locator("[data-conversation-item] .conv__title").all_inner_texts()
     assert sorted(titles) == ["Numbers", "Trip to Zurich"]  # the colleague's is never there
     assert page.locator(".conv__title mark").all_inner_texts() == ["Zurich"]
+    # Where a message matched, a snippet says it (issue 34.5); a matching title needs none.
+    snippets = page.locator("[data-conversation-snippet]")
+    assert snippets.all_inner_texts() == ["… What is the budget for Zurich? …"]
+    assert snippets.locator("mark").all_inner_texts() == ["Zurich"]
     assert_accessible(page, "a search in the sidebar")
     browser.shot(page, "sidebar-search")
     search.fill("nothing like it")
