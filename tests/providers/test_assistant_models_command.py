@@ -84,3 +84,14 @@ def test_says_when_the_configured_option_is_unknown(settings):
 
     assert "ASSISTANT_MODEL='gpt-17' is not a known option." in out.getvalue()
     assert not any(line.startswith("*") for line in out.getvalue().splitlines())
+
+
+def test_without_assistant_model_production_stars_infomaniak_as_the_server_would_use_it(settings):
+    """Issue 34.13: the star is the option production actually uses (catalog.selected_option)."""
+    from assistant_engine.providers.catalog import INFOMANIAK_DEFAULT_ID, selected_option
+
+    settings.INFOMANIAK_AI_TOKEN, settings.INFOMANIAK_AI_PRODUCT_ID = "token", "4242"
+    rows = lines()
+    assert selected_option().id == INFOMANIAK_DEFAULT_ID
+    assert rows[INFOMANIAK_DEFAULT_ID].startswith("* ")
+    assert [option for option, row in rows.items() if row.startswith("* ")] == [INFOMANIAK_DEFAULT_ID]

@@ -3,7 +3,7 @@
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
-from assistant_engine.providers.catalog import CATALOG, OFFLINE_ID, ModelOption, unusable_reason
+from assistant_engine.providers.catalog import CATALOG, ModelOption, default_option_id, unusable_reason
 
 ROW = "{marker} {id:<28} {provider:<10} {model:<45} {location:<8} {prices:<28} {status}"
 
@@ -22,8 +22,11 @@ class Command(BaseCommand):
     help = "List the model options: provider, model, where data is processed, prices, and usability."
 
     def handle(self, *args, **options) -> None:
-        selected = settings.ASSISTANT_MODEL or OFFLINE_ID
-        self.stdout.write("Prices in USD per million tokens: input/output/cache write/cache read. * = selected")
+        # What the server would use: ASSISTANT_MODEL, else the default (Infomaniak in production once its
+        # credentials are set), as catalog.selected_option decides it.
+        selected = settings.ASSISTANT_MODEL or default_option_id()
+        self.stdout.write("Prices in USD per million tokens: input/output/cache write/cache read. "
+                          "* = the one this deployment uses")
         header = dict(id="id", provider="provider", model="model", location="location", prices="prices")
         self.stdout.write(ROW.format(marker=" ", status="status", **header))
         for option in CATALOG:
