@@ -11,6 +11,7 @@ import re
 from uuid import UUID
 
 from asgiref.sync import sync_to_async
+from django.conf import settings
 
 from assistant import live
 from assistant.models import Turn
@@ -29,18 +30,25 @@ _PREFERENCE = re.compile(r'^\s*([!#$%&\'*+.^_`|~0-9A-Za-z-]+)\s*(?:=\s*("[^"]*"|
 def requested_wait(header: str | None) -> int | None:
     """Seconds to wait from a Prefer header, capped at MAX_WAIT_SECONDS; None
     when there is no valid `wait` preference (then the request is answered as
-    usual: a preference that can't be honoured is ignored, RFC 7240 §2)."""
+    usual: a preference that can't be honoured is ignored, RFC 7240 §2).
+
+    Without any (CHLOVA's client sends none), the deployment's
+    ASSISTANT_CHAT_WAIT_SECONDS (0: answer 202 at once, the default);
+    `Prefer: respond-async` (this product's pages send it) never waits."""
+    default = min(settings.ASSISTANT_CHAT_WAIT_SECONDS, MAX_WAIT_SECONDS) or None
     if not header:
-        return None
+        return default
     for preference in header.split(","):
         match = _PREFERENCE.match(preference)
+        if match is not None and match.group(1).lower() == "respond-async":
+            default = None  # an explicit wait still wins
         if match is None or match.group(1).lower() != "wait":
             continue
         value = (match.group(2) or "").strip('"')
         if not (value.isascii() and value.isdigit()):  # "²" is a digit to str.isdigit, not to int()
             return None
         return min(int(value), MAX_WAIT_SECONDS)
-    return None
+    return default
 
 
 def turn_reply(turn_id: UUID) -> dict | None:

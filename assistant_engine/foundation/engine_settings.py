@@ -135,6 +135,9 @@ ANTHROPIC_API_KEY = env_str("ANTHROPIC_API_KEY")
 # Where the toolsets of the host product are declared ("module.path.NAME").
 ASSISTANT_TOOLSETS = env_list("ASSISTANT_TOOLSETS", [])
 ASSISTANT_MAX_STEPS = env_int("ASSISTANT_MAX_STEPS", 25, minimum=1)
+# Seconds POST /api/chat waits for the reply when the client states no preference
+# (CHLOVA's client: `{reply, conversationId}` in the answer); 0: 202 at once.
+ASSISTANT_CHAT_WAIT_SECONDS = env_int("ASSISTANT_CHAT_WAIT_SECONDS", 0, minimum=0)
 ASSISTANT_MAX_TOOL_CALLS_PER_STEP = env_int("ASSISTANT_MAX_TOOL_CALLS_PER_STEP", 25, minimum=1)
 ASSISTANT_TURN_SECONDS = env_int("ASSISTANT_TURN_SECONDS", 8 * 60, minimum=1)
 ASSISTANT_TOOL_RESULT_CHARS = env_int("ASSISTANT_TOOL_RESULT_CHARS", 20_000, minimum=100)

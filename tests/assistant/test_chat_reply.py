@@ -24,6 +24,17 @@ def test_the_wait_preference_is_read_as_rfc_7240_says(header, seconds):
     assert requested_wait(header) == seconds
 
 
+@pytest.mark.parametrize(("header", "seconds"), [
+    (None, 30), ("", 30), ("handling=lenient", 30), ("respond-async", None), ("wait=5", 5),
+    ("respond-async, wait=10", 10), ("wait=0", 0),
+])
+def test_a_deployment_may_wait_by_default_for_the_seeds_client(settings, header, seconds):
+    """Issue 34.12: CHLOVA's client sends no preference and reads `{reply, conversationId}`;
+    ASSISTANT_CHAT_WAIT_SECONDS gives it that. The product's pages send respond-async."""
+    settings.ASSISTANT_CHAT_WAIT_SECONDS = 30
+    assert requested_wait(header) == seconds
+
+
 
 
 @pytest.mark.worker

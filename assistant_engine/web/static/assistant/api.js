@@ -28,7 +28,8 @@ const unreachable = (status, code) => ({
 });
 
 export async function api(method, url, body) {
-  const headers = { Accept: 'application/json', 'X-CSRFToken': csrfToken() };
+  // respond-async (RFC 7240): the page follows the turn's stream, whatever the deployment's default wait.
+  const headers = { Accept: 'application/json', 'X-CSRFToken': csrfToken(), Prefer: 'respond-async' };
   if (organization()) headers['X-Organization'] = organization();
   // A FormData body (a file upload) sets its own multipart Content-Type.
   const form = body instanceof FormData;
