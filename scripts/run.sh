@@ -35,5 +35,7 @@ echo "Celery worker and beat started (logs: .run/worker.log, .run/beat.log)."
 # An ASGI server (as in production), so that /mcp answers too; it reloads on a code change as runserver did.
 port="${PORT:-8000}"
 echo "The MCP server: http://127.0.0.1:$port/mcp (a token from http://127.0.0.1:$port/tokens/)"
-.venv/bin/uvicorn config.asgi:application --host 127.0.0.1 --port "$port" --reload --reload-dir . \
-  --reload-exclude '.venv/*' --reload-exclude '.run/*' --log-level warning
+reload_dirs=()
+for dir in config assistant assistant_engine conversations credits workspace; do reload_dirs+=(--reload-dir "$dir"); done
+.venv/bin/uvicorn config.asgi:application --host 127.0.0.1 --port "$port" --reload "${reload_dirs[@]}" \
+  --log-level warning
