@@ -57,8 +57,9 @@ def make_run(tmp_path):
 def test_make_run_serves_the_pages_their_static_files_and_mcp(make_run):
     site, env = make_run
     assert status_of(f"{site}/static/assistant/app.css") == 200  # no collectstatic: served from the apps
-    token = subprocess.run(["scripts/manage.sh", "create_token", "demo", "--organization", "demo", "--mcp-only"],
-                           cwd=ROOT, env=env, capture_output=True, text=True, check=True, timeout=120).stdout.split()[-1]
+    created = subprocess.run(["scripts/manage.sh", "create_token", "demo", "--organization", "demo", "--mcp-only"],
+                             cwd=ROOT, env=env, capture_output=True, text=True, check=True, timeout=120)
+    token = created.stdout.split()[-1]
 
     async def tools():
         async with mcp_session(site, token) as session:

@@ -121,12 +121,17 @@ def test_at_375_px_the_panel_is_a_full_height_sheet_without_sideways_scroll(brow
     assert page.evaluate("document.querySelector('.product__main').inert") is False
 
 
-def test_summarize_the_open_note_with_the_offline_model(browser, workspace):
+def on_the_notes_page_with_the_panel(browser, workspace):
+    """The note's own page, the panel open beside it: (the note, the page, the panel)."""
     note = Note.objects.get(title=NOTE)
     page = browser.page(workspace)
     page.goto(f"/notes/{note.id}/")
     page.get_by_role("button", name="Assistant", exact=True).click()
-    panel = panel_of(page)
+    return note, page, panel_of(page)
+
+
+def test_summarize_the_open_note_with_the_offline_model(browser, workspace):
+    note, page, panel = on_the_notes_page_with_the_panel(browser, workspace)
     assert NOTE in panel.locator("[data-panel-context]").inner_text()
     ask(panel, "summarize this note")
     wait_for_reply(page)
@@ -139,11 +144,7 @@ def test_summarize_the_open_note_with_the_offline_model(browser, workspace):
 
 def test_after_deleting_the_open_note_the_panel_still_takes_every_message(browser, workspace):
     """Issue 34.1: the page kept sending the deleted note as context and every message was refused."""
-    note = Note.objects.get(title=NOTE)
-    page = browser.page(workspace)
-    page.goto(f"/notes/{note.id}/")
-    page.get_by_role("button", name="Assistant", exact=True).click()
-    panel = panel_of(page)
+    note, page, panel = on_the_notes_page_with_the_panel(browser, workspace)
     ask(panel, f"delete the note {NOTE}")
     panel.locator("[data-card-id]").wait_for()
     wait_for_reply(page)

@@ -54,3 +54,18 @@ def test_in_the_persons_language(owner, debug):
 def test_the_apis_not_found_stays_json(owner, debug):
     response = owner.client.get(f"/api/conversations/{uuid.uuid4()}")
     assert response.status_code == 404 and response.json()["code"] == "not_found"
+
+
+def test_the_offline_model_is_named_once_in_the_model_menus(owner, acme, settings):
+    """Issue 34.6: "Offline demo model · Offline demo model" in the chat's and the organization's menus."""
+    from html import unescape
+
+    from tests.web.conftest import web_client as client_of
+
+    settings.DEBUG = False
+    admin = client_of(make_person("ada", acme, role="admin"))
+    for page in (admin.get("/").content.decode(), admin.get("/organization/").content.decode()):
+        text = unescape(page)
+        assert "Offline demo model · Offline demo model" not in text
+        assert "Offline demo model — Offline demo model" not in text
+        assert "Offline demo model Offline demo model" not in " ".join(text.split())
