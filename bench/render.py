@@ -25,8 +25,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from assistant_engine.web.highlight import highlight_code  # noqa: E402
-from assistant_engine.web.markdown import render_markdown  # noqa: E402
+from assistant_engine.foundation.highlight import highlight_code  # noqa: E402
+from assistant_engine.foundation.markdown import render_markdown  # noqa: E402
 
 CODE = (ROOT / "assistant/markdown.py").read_text()  # real Python, about 4,000 characters
 PROSE = "Zurich is lovely in **spring**: the lake, the old town and the hills. " * 20

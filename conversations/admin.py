@@ -21,6 +21,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 
 from assistant_engine.foundation.admin import ScaledChangeList, ViewOnlyAdminMixin, chosen_only_filter
+from assistant_engine.foundation.markdown import render_markdown
 from assistant_engine.foundation.people import login_field
 from assistant_engine.organizations.access_log import Kind
 from assistant_engine.organizations.admin import RecordsStaffAccess
@@ -55,7 +56,7 @@ class MessageInline(ViewOnlyAdminMixin, admin.TabularInline):
     (all of them in one query for the page, however many messages)."""
 
     model = Message
-    fields = ["seq", "role", "status", "content", "notice", "tool_calls_shown", "turn_id", "created_at"]
+    fields = ["seq", "role", "status", "content_shown", "notice", "tool_calls_shown", "turn_id", "created_at"]
     readonly_fields = fields
     ordering = ["seq"]
     extra = 0
@@ -64,6 +65,11 @@ class MessageInline(ViewOnlyAdminMixin, admin.TabularInline):
     def get_queryset(self, request):
         calls = ToolCall.objects.order_by("position")
         return super().get_queryset(request).prefetch_related(Prefetch("tool_calls", queryset=calls))
+
+    @admin.display(description="content")
+    def content_shown(self, message):
+        # Rendered as the person saw it (the pages' sanitizer: nothing runs or loads), not raw Markdown.
+        return mark_safe(f'<div class="moderated-message">{render_markdown(message.content)}</div>')  # noqa: S308
 
     @admin.display(description="tool calls")
     def tool_calls_shown(self, message):

@@ -1,7 +1,7 @@
 """Markdown that can't start a heading of its own or load anything.
 
 For the Markdown export (export_one.py), opened in whatever viewer the person
-has: as the page renders a message (assistant_engine/web/markdown.py: no raw
+has: as the page renders a message (assistant_engine/foundation/markdown.py: no raw
 HTML, only http(s) and mailto links, no remote images), a reply or a pasted
 text can't forge a "## You", run script or fetch a tracking image. Code
 (fenced blocks, inline spans) is kept as written: it renders literally anyway.

@@ -6,7 +6,7 @@ So every link in an assistant's reply to a host other than this deployment's
 goes through a page of ours first (`/out/`) that shows the whole destination,
 query string included, and needs a second click; the reply shows the host
 beside the link. Nothing leaves the browser before that click (images are
-already plain links: web/markdown.py). The destination travels signed, so
+already plain links: foundation/markdown.py). The destination travels signed, so
 `/out/` only ever shows what one of our pages rendered.
 """
 
@@ -19,7 +19,7 @@ from django.core import signing
 from django.urls import reverse
 
 SALT = "assistant.web.outbound"
-# An anchor as nh3 writes it (web/markdown.py): its href first, quoted, http(s) only.
+# An anchor as nh3 writes it (foundation/markdown.py): its href first, quoted, http(s) only.
 _ANCHOR = re.compile(r'<a href="(https?://[^"]*)"([^>]*)>(.*?)</a>', re.DOTALL)
 
 

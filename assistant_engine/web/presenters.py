@@ -19,7 +19,7 @@ from django.utils.translation import gettext_lazy, ngettext
 from assistant.app_events import parse_events
 from assistant.card_events import WITHDRAWN_ERROR
 from assistant.card_presentation import CardPresentation, present, reply_after_reading
-from assistant_engine.web.markdown import render_markdown
+from assistant_engine.foundation.markdown import render_markdown
 from assistant_engine.web.outbound import through_interstitial
 
 # Longer results start collapsed in the page (the person can expand them).

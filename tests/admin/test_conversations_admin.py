@@ -117,6 +117,15 @@ def test_a_thread_page_shows_its_messages_in_order_with_their_tool_calls(moderat
     assert 'name="_save"' not in body and "deletelink" in body
 
 
+def test_a_message_is_shown_rendered_as_the_person_saw_it_and_nothing_in_it_runs(moderator, owner):
+    """Issue 34.6: moderation read raw Markdown; now the pages' rendering, with their sanitizer."""
+    thread = make_thread(owner, title="Trip", messages=1)
+    Message.objects.filter(thread=thread).update(content="**Bold** and `code`\n\n<script>alert(1)</script>")
+    body = moderator.get(page(thread)).content.decode()
+    assert "<strong>Bold</strong>" in body and "<code>code</code>" in body and "**Bold**" not in body
+    assert "<script>alert(1)" not in body
+
+
 def test_a_tool_call_shows_its_name_input_folded_raw_result_and_error_flag(moderator, owner):
     thread = make_thread(owner, title="Trip", messages=1)
     message = thread.messages.get()

@@ -26,13 +26,13 @@ from assistant.chat import chat_submit
 from assistant.loop import run_turn
 from assistant.models import ActionCard, Turn
 from assistant.page_context import resolve_page_context
+from assistant_engine.foundation.markdown import render_markdown
 from assistant_engine.organizations.members import Member
 from assistant_engine.organizations.models import Membership, Organization
 from assistant_engine.providers.catalog import client_for, model_option
 from assistant_engine.surfaces.telegram import handlers
 from assistant_engine.surfaces.telegram.formatting import markdown_to_telegram
 from assistant_engine.surfaces.telegram.models import TelegramLink
-from assistant_engine.web.markdown import render_markdown
 from assistant_engine.web.outbound import through_interstitial
 from conversations.files import file_upload
 from conversations.models import Message, Thread

@@ -12,11 +12,11 @@ import pytest
 
 from assistant.app_events import render_events
 from assistant.instructions import system_prompt
+from assistant_engine.foundation.markdown import render_markdown
 from assistant_engine.providers.clients import offline
 from assistant_engine.providers.clients.base import AssistantReply, ToolResult, ToolResults, ToolUse, UserText
 from assistant_engine.providers.clients.offline_intents import detect_language
 from assistant_engine.providers.clients.offline_phrases import LANGUAGES, TEXTS, say
-from assistant_engine.web.markdown import render_markdown
 from tests.providers.test_offline_model import NOTES, WORKSPACE_TOOLS, calls, text
 from tests.providers.test_offline_model import run as run_english
 

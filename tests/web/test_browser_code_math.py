@@ -75,7 +75,7 @@ def test_a_streamed_reply_shows_coloured_code_and_typeset_maths(quiet_browser, o
     page.wait_for_function("() => document.querySelector('assistant-chat [data-announcer]').textContent")
     assert "It computes $E=mc^2$, and" in announcer.text_content() and "mc2" not in announcer.text_content()
     keyword = page.locator(".msg--assistant pre .tok-k").first
-    assert keyword.evaluate(COLOUR) == "rgb(179, 38, 30)"  # #b3261e, web/highlight.py's light keyword
+    assert keyword.evaluate(COLOUR) == "rgb(179, 38, 30)"  # #b3261e, foundation/highlight.py's light keyword
     assert {"KaTeX_Main", "KaTeX_Math"} <= set(page.evaluate(LOADED_FONTS))
     page.get_by_role("button", name="Copy reply").click()
     copied = page.evaluate("() => navigator.clipboard.readText()")

@@ -5,9 +5,9 @@ from html.parser import HTMLParser
 
 import pytest
 
-from assistant_engine.web.highlight import TOKEN_CLASSES
-from assistant_engine.web.markdown import render_markdown, sanitize
-from assistant_engine.web.markdown_math import MATH_CLASSES
+from assistant_engine.foundation.highlight import TOKEN_CLASSES
+from assistant_engine.foundation.markdown import render_markdown, sanitize
+from assistant_engine.foundation.markdown_math import MATH_CLASSES
 
 NASTY = [
     "<script>alert(1)</script>",

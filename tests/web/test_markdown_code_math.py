@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from assistant_engine.web.highlight import (
+from assistant_engine.foundation.highlight import (
     BACKGROUND,
     HIGHLIGHT_MAX_CHARS,
     HIGHLIGHT_TEXT_CHARS,
@@ -20,7 +20,7 @@ from assistant_engine.web.highlight import (
     highlight_code,
     stylesheet,
 )
-from assistant_engine.web.markdown import render_markdown, sanitize
+from assistant_engine.foundation.markdown import render_markdown, sanitize
 from tests.web.test_markdown import active
 
 ROOT = Path(__file__).resolve().parents[2]

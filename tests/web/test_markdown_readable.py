@@ -3,7 +3,7 @@ block names its language."""
 
 import pytest
 
-from assistant_engine.web.markdown import render_markdown
+from assistant_engine.foundation.markdown import render_markdown
 
 
 def test_bare_urls_become_links_that_open_safely():

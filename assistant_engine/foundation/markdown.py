@@ -8,8 +8,8 @@ Two layers, so that a mistake in one is caught by the other:
 2. nh3 (ammonia) cleans the result against an allow-list: no script, style,
    iframe, img or event-handler attribute can survive; links may only be
    http(s) or mailto, absolute, and get `rel="noopener noreferrer nofollow"`.
-   The only classes it keeps are the code colours' (web/highlight.py) on
-   spans and the maths' (web/markdown_math.py) on spans and divs.
+   The only classes it keeps are the code colours' (foundation/highlight.py) on
+   spans and the maths' (foundation/markdown_math.py) on spans and divs.
 
 The pages also send a Content-Security-Policy (config/settings.py) as a third layer.
 """
@@ -20,8 +20,8 @@ from html import escape
 import nh3
 from markdown_it import MarkdownIt
 
-from assistant_engine.web.highlight import HIGHLIGHT_TEXT_CHARS, TOKEN_CLASSES, highlight_code
-from assistant_engine.web.markdown_math import MATH_CLASSES, math_plugin
+from assistant_engine.foundation.highlight import HIGHLIGHT_TEXT_CHARS, TOKEN_CLASSES, highlight_code
+from assistant_engine.foundation.markdown_math import MATH_CLASSES, math_plugin
 
 ALLOWED_TAGS = frozenset({
     "p", "br", "hr", "strong", "em", "del", "s", "code", "pre", "blockquote",
