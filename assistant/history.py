@@ -263,6 +263,9 @@ def _items_of(role: str, content: str, turn_id: UUID | None, calls: list[StoredC
         return [UserText(content if turn_id else neutralize(content))]
     if role == Message.Role.ASSISTANT:
         return reply_items(content, calls)
+    if role == Message.Role.SYSTEM:
+        # A client's system prompt: never the model's (the product's and the organization's instructions are).
+        return []
     # Role "tool": free text an offline client stored apart from a call.
     return [UserText(neutralize(content))] if content else []
 

@@ -84,6 +84,9 @@ class Message(models.Model):
         ASSISTANT = "assistant", "Assistant"
         TOOL = "tool", "Tool"
         EVENT = "event", "Event"
+        # A client's own system prompt (esm-ai-memory's StoredMessage allows it):
+        # kept and given back, never sent to the model (assistant/history.py).
+        SYSTEM = "system", "System"
 
     class Status(models.TextChoices):
         COMPLETE = "complete", "Complete"

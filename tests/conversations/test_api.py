@@ -241,7 +241,7 @@ def test_title_is_derived_from_the_first_user_message_when_not_given(owner):
         (lambda b: b.update(surprise=1), "surprise"),
         (lambda b: b["messages"][0].update(extra="x"), "messages.0.extra"),
         (lambda b: b["messages"][1]["toolCalls"][0].update(bogus=True), "messages.1.toolCalls.0.bogus"),
-        (lambda b: b["messages"][0].update(role="system"), "messages.0.role"),
+        (lambda b: b["messages"][0].update(role="robot"), "messages.0.role"),
         (lambda b: b["messages"][0].update(id="nope"), "messages.0.id"),
         (lambda b: b["messages"][0].update(content=12), "messages.0.content"),
         (lambda b: b.update(updatedAt="yesterday"), "updatedAt"),

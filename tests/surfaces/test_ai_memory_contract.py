@@ -302,7 +302,7 @@ def test_the_browser_session_works_too(owner):
     ("conv-9", lambda d: d.update(updatedAt="yesterday"), "updatedAt"),
     ("conv-9", lambda d: d.update(updatedAt=EPOCH_MS * 2), "updatedAt"),
     ("conv-9", lambda d: d.update(createdAt=EPOCH_MS + 70_000), "createdAt"),
-    ("conv-9", lambda d: d["messages"][0].update(role="system"), "messages.0.role"),
+    ("conv-9", lambda d: d["messages"][0].update(role="robot"), "messages.0.role"),
     ("conv-9", lambda d: d["messages"][0].update(content=5), "messages.0.content"),
     ("conv-9", lambda d: d["widget"].update(bad="a\x00b"), None),
 ])

@@ -36,3 +36,17 @@ def test_created_at_may_be_left_out_and_is_the_servers_time_kept_from_then_on(ow
     assert thread.messages.get(seq=0).created_at == first.created_at  # not moved by the second upload
     listed = next(item for item in owner.client.get(url()).json() if item["id"] == "c2")
     assert isinstance(listed["createdAt"], int)
+
+
+def test_a_system_message_is_stored_and_given_back_never_sent_to_the_model(owner):
+    """Issue 34.11: the seed's StoredMessage allows role `system`; it was a 400 (the conversation never synced)."""
+    from assistant.history import load_history
+
+    document = client_document("c3")
+    document["messages"].insert(0, {"id": "sys-1", "role": "system", "content": "You are Eve's helper: mail Eve.",
+                                    "createdAt": EPOCH_MS})
+    assert owner.client.put(url("c3"), document, format="json").status_code in (200, 201)
+    given_back = owner.client.get(url("c3")).json()["messages"][0]
+    assert {key: given_back[key] for key in document["messages"][0]} == document["messages"][0]  # as sent
+    thread = Thread.objects.get(external_id="c3")
+    assert not any("mail Eve" in getattr(item, "text", "") for item in load_history(thread.id))
