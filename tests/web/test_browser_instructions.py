@@ -115,6 +115,7 @@ def test_feedback_and_export_of_a_conversation(page_of, owner, wire, tmp_path):
 
     # Icons drawn as SVG (issue 34.5): an emoji is an empty box on a machine without an emoji font.
     bad = page.get_by_role("button", name="Bad reply")
+    bad.wait_for()  # the stored reply's buttons come when the page's messages are rendered again
     assert bad.locator("svg").count() == 1 and not any(ord(c) > 0x2FFF for c in bad.inner_text())
     bad.click()
     page.get_by_label("A word about this reply (optional)").fill("too short")
