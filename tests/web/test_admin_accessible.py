@@ -6,20 +6,14 @@ import pytest
 
 from tests.conversations.factories import make_thread
 from tests.web.accessibility import axe_violations
-from tests.web.test_csp_browser import page_of  # noqa: F401 (a fixture)
+from tests.web.test_csp_browser import page_of, staff_logged_in  # noqa: F401 (page_of: a fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 def test_the_admins_own_pages_pass_axe(page_of, django_user_model, owner):  # noqa: F811
-    django_user_model.objects.create_superuser("root", "root@example.com", "pw-root")
     thread = make_thread(owner, title="Trip", messages=2, calls=1)
-    page = page_of()
-    page.goto("/admin/login/")
-    page.get_by_label("Username").fill("root")
-    page.get_by_label("Password").fill("pw-root")
-    page.get_by_role("button", name="Log in").click()
-    page.get_by_role("heading", name="Organizations, conversations, credits and exports").wait_for()
+    page = staff_logged_in(page_of, django_user_model)
     found = {}
     for name, url in (("index", "/admin/"), ("exports", "/admin/assistant/turn/exports/"),
                       ("thread", f"/admin/conversations/thread/{thread.id}/change/")):

@@ -53,7 +53,8 @@ def test_swagger_ui_renders_from_the_app_without_a_violation(page_of):
     assert requested and [url for url in requested if not url.startswith(origin)] == []
 
 
-def test_the_admin_works_without_a_violation(page_of, django_user_model):
+def staff_logged_in(page_of, django_user_model):
+    """A superuser logged in to the admin through its own form: the page, on the admin's index."""
     django_user_model.objects.create_superuser("root", "root@example.com", "pw-root")
     page = page_of()
     page.goto("/admin/login/")
@@ -61,6 +62,11 @@ def test_the_admin_works_without_a_violation(page_of, django_user_model):
     page.get_by_label("Password").fill("pw-root")
     page.get_by_role("button", name="Log in").click()
     page.get_by_role("heading", name="Organizations, conversations, credits and exports").wait_for()
+    return page
+
+
+def test_the_admin_works_without_a_violation(page_of, django_user_model):
+    page = staff_logged_in(page_of, django_user_model)
     page.goto("/admin/assistant_organizations/organization/add/")
     page.get_by_label("Name").press_sequentially("Initech Labs")
     page.wait_for_function("() => document.querySelector('#id_slug').value === 'initech-labs'")  # admin's own JS
