@@ -28,13 +28,14 @@ sys.path.insert(0, str(ROOT))
 from assistant_engine.foundation.highlight import highlight_code  # noqa: E402
 from assistant_engine.foundation.markdown import render_markdown  # noqa: E402
 
-CODE = (ROOT / "assistant/markdown.py").read_text()  # real Python, about 4,000 characters
+CODE = (ROOT / "assistant_engine/foundation/markdown.py").read_text()  # real Python, about 4,000 characters
 PROSE = "Zurich is lovely in **spring**: the lake, the old town and the hills. " * 20
 FORMULAS = ["E=mc^2", "\\frac{1}{\\sqrt{1 - v^2/c^2}}", "\\sum_{i=1}^{n} x_i^2", "\\int_0^\\infty e^{-x}\\,dx"]
 CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
+RUNS = int(os.environ.get("BENCH_RENDER_RUNS", "30"))  # the median of so many runs (a smoke run: 2)
 
 
-def median_ms(action, runs: int = 30, *, cached: bool = False) -> float:
+def median_ms(action, runs: int = RUNS, *, cached: bool = False) -> float:
     action()
     times = []
     for _ in range(runs):
@@ -70,7 +71,7 @@ def browser_rows() -> list[str]:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         page = browser.new_page()
         page.set_content("<!doctype html><html><body><div id=root></div></body></html>")
-        page.add_script_tag(path=str(ROOT / "static/vendor/katex/katex.min.js"))
+        page.add_script_tag(path=str(ROOT / "assistant_engine/web/static/assistant/vendor/katex/katex.min.js"))
         math_js = (ROOT / "assistant_engine/web/static/assistant/math.js").read_text().split("\n// `node`'s text")[0]
         math_js = math_js.replace("import { gettext, interpolate } from './i18n.js';", "")
         math_js = math_js.replace("export function", "function") + "\nwindow.renderMath = renderMath;"
@@ -82,7 +83,7 @@ def browser_rows() -> list[str]:
                 const root = document.getElementById('root'); root.innerHTML = html;
                 const start = performance.now(); renderMath(root); times.push(performance.now() - start);
               }
-              times.sort((a, b) => a - b); return times[Math.floor(times.length / 2)]; }""", [spans, 20])
+              times.sort((a, b) => a - b); return times[Math.floor(times.length / 2)]; }""", [spans, min(RUNS, 20)])
             rows.append(f"| browser: renderMath, {count} formulas | {timing:.1f} ms |")
         browser.close()
     return rows

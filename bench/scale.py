@@ -73,7 +73,7 @@ import psycopg  # noqa: E402
 from django.db import connection  # noqa: E402
 
 from bench import scale_paths  # noqa: E402
-from bench.scale_seed import counts, seed_tenants  # noqa: E402
+from bench.scale_seed import adopt_model_defaults, counts, seed_tenants  # noqa: E402
 
 
 def use(size: str) -> None:
@@ -91,6 +91,7 @@ def build(size: str) -> dict:
 
     started = time.perf_counter()
     call_command("migrate", verbosity=0)
+    adopt_model_defaults()
     seed_tenants("probe", orgs=1, **PROBE)
     seed_tenants("big", orgs=1, people=1, threads=10 * PROBE["threads"], messages=PROBE["messages"])
     seed_tenants("other", orgs=SIZES[size], people=PEOPLE, threads=THREADS, messages=MESSAGES)

@@ -12,7 +12,11 @@ in one message of every seventh conversation. Timestamps fall in the last 30 day
 nothing to do (what they cost is finding that out).
 """
 
+import json
+
+from django.apps import apps
 from django.db import connection
+from django.db.models import NOT_PROVIDED
 
 TENANT_SQL = [
     """INSERT INTO assistant_organizations_organization (name, slug, monthly_credits, created_at)
@@ -98,13 +102,42 @@ TENANT_SQL = [
              JOIN assistant_organizations_organization g ON g.id = t.organization_id
              WHERE g.slug LIKE %(p)s || '-%%') t""",
     """INSERT INTO assistant_organizations_apitoken (digest, token_key, created, expiry, user_id, public_id, name,
-                                           organization_id)
+                                           organization_id, mcp_only)
        SELECT md5(random()::text) || md5(random()::text) || md5(random()::text) || md5(random()::text),
               substr(md5(random()::text), 1, 15), now(), now() + interval '30 days', m.user_id, gen_random_uuid(),
-              'bench', m.organization_id
+              'bench', m.organization_id, false
        FROM assistant_organizations_membership m JOIN assistant_organizations_organization g ON g.id = m.organization_id
        WHERE g.slug LIKE %(p)s || '-%%'""",
 ]
+
+
+def adopt_model_defaults() -> None:
+    """Give every NOT NULL column with a constant default in its model that
+    default in the database too (this throwaway one only), so the INSERTs above
+    need not name a column added since they were written: a new `mcp_only` or
+    `after_reading` no longer breaks the bench (it did, twice)."""
+    with connection.cursor() as cursor:
+        for model in apps.get_models():
+            for field in model._meta.concrete_fields:
+                default = _constant_default(field)
+                if default is not None:
+                    cursor.execute(
+                        f'ALTER TABLE "{model._meta.db_table}" ALTER COLUMN "{field.column}" SET DEFAULT %s',
+                        [default],
+                    )
+
+
+def _constant_default(field):
+    """The field's default as a database value, or None when it has none to adopt
+    (nullable, no default, or one computed per row such as a uuid or now())."""
+    if field.null or field.default is NOT_PROVIDED or field.primary_key:
+        return None
+    default = field.default() if field.default in (dict, list) else field.default
+    if callable(default):
+        return None
+    if isinstance(default, (dict, list)):
+        return json.dumps(default)
+    return field.get_db_prep_value(default, connection)
 
 
 def seed_tenants(prefix: str, *, orgs: int, people: int, threads: int, messages: int) -> None:

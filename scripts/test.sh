@@ -43,4 +43,5 @@ trap 'scripts/pg.sh stop "$PG_DIR"' EXIT
 PG_PORT=$($PY -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 DATABASE_URL=$(scripts/pg.sh start "$PG_DIR" "$PG_PORT")
 echo "== pytest on PostgreSQL ($DATABASE_URL), with schemathesis against a real server (about 4 minutes)"
-DATABASE_URL=$DATABASE_URL $PY -m pytest -q -m "not browser" "$@"
+# The benches' smoke runs make their own databases: once is enough (tests/benchmarks/).
+DATABASE_URL=$DATABASE_URL $PY -m pytest -q -m "not browser and not bench" "$@"
