@@ -86,9 +86,9 @@ def seed(env: dict[str, str]) -> str:
     code = (
         "import django; django.setup()\n"
         "from django.contrib.auth import get_user_model\n"
-        "from organizations.members import Member\n"
-        "from organizations.models import Membership, Organization\n"
-        "from organizations.tokens import create_token\n"
+        "from assistant_engine.organizations.members import Member\n"
+        "from assistant_engine.organizations.models import Membership, Organization\n"
+        "from assistant_engine.organizations.tokens import create_token\n"
         "org = Organization.objects.create(slug='bench', name='Bench', monthly_credits=10_000_000)\n"
         "user = get_user_model().objects.create_user(username='bench', password='bench-password')\n"
         "Membership.objects.create(organization=org, user=user, role='member')\n"

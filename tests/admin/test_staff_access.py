@@ -284,3 +284,37 @@ def test_erasing_a_staff_member_keeps_their_trace_by_username_in_batches(owner, 
     assert sorted(rows()) == [("colin", None, None, "export", "")] + [
         ("sam", owner.user.pk, owner.organization.pk, "export", "")] * 3
     assert not StaffAccess.objects.filter(staff__isnull=False).exclude(staff=colleague.user).exists()
+
+
+def log_rows_in_organizations(staff, count: int, start_index: int = 0) -> None:
+    """An access in each of `count` new organizations, over the same three months
+    (the drill-down probes periods, at most 31 a page: the same periods at both sizes)."""
+    from assistant_engine.organizations.models import Organization
+
+    for index in range(start_index, start_index + count):
+        organization = Organization.objects.create(slug=f"tenant-{index}", name=f"Tenant {index}")
+        access = staff_access_record(staff=staff, kind="export", person_id=None, organization_id=organization.pk,
+                                     path="/admin/")
+        StaffAccess.objects.filter(pk=access.pk).update(at=timezone.now() - timedelta(days=30 * (index % 3)))
+
+
+@pytest.mark.parametrize("page", [LOG, f"{LOG}?at__year={timezone.now().year}"])
+def test_the_logs_page_costs_the_same_queries_at_3_and_30_organizations(root, root_client, page):
+    """No DISTINCT over every row for the date drill-down, no organization filter
+    listing every organization, no second whole-table COUNT (the other admin lists' fixes)."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    def queries() -> list[str]:
+        with CaptureQueriesContext(connection) as captured:
+            assert root_client.get(page).status_code == 200
+        return [query["sql"] for query in captured]
+
+    log_rows_in_organizations(root, 3)
+    small = queries()
+    log_rows_in_organizations(root, 27, start_index=3)
+    large = queries()
+
+    assert len(large) == len(small), "\n".join(large)
+    assert not [sql for sql in large if "DISTINCT" in sql.upper()]
+    assert not [sql for sql in large if 'FROM "assistant_organizations_organization"' in sql and "WHERE" not in sql]
