@@ -1,3 +1,5 @@
+from datetime import date
+
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 from rest_framework.response import Response
@@ -14,6 +16,12 @@ class PersonCreditsSerializer(serializers.Serializer):
     remainingCredits = serializers.IntegerField(  # noqa: N815
         source="remaining_credits", help_text="What they may still spend: their cap's rest, at most the "
         "organization's remaining credits.")
+    runOutOn = serializers.SerializerMethodField(help_text=(  # noqa: N815
+        "The day (UTC) they reach their cap at the pace of their month so far; null when the pace lasts "
+        "the month (or nothing was spent yet)."))
+
+    def get_runOutOn(self, person) -> date | None:  # noqa: N802
+        return person.run_out_on()
 
 
 class CreditsSummarySerializer(serializers.Serializer):
@@ -29,8 +37,15 @@ class CreditsSummarySerializer(serializers.Serializer):
     usedMicros = serializers.IntegerField(source="used_micros")  # noqa: N815
     reservedMicros = serializers.IntegerField(source="reserved_micros")  # noqa: N815
     remainingMicros = serializers.IntegerField(source="remaining_micros")  # noqa: N815
+    runOutOn = serializers.SerializerMethodField(help_text=(  # noqa: N815
+        "For the organization's admins: the day (UTC) the month's credits run out at the month's pace so far "
+        "(used and reserved since the 1st); null when they last the month, nothing was spent yet, or for "
+        "other members."))
     person = serializers.SerializerMethodField(help_text=(
         "Null when the person has no monthly cap; else what they may still spend of it this month."))
+
+    def get_runOutOn(self, summary) -> date | None:  # noqa: N802
+        return summary.run_out_on() if self.context["member"].is_admin else None
 
     @extend_schema_field(PersonCreditsSerializer(allow_null=True))
     def get_person(self, summary):

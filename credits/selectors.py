@@ -8,6 +8,7 @@ from django.utils import timezone
 
 from assistant_engine.organizations.members import Member
 from assistant_engine.organizations.models import Organization
+from credits.forecast import run_out_day
 from credits.models import CreditAccount, LedgerEntry, MemberMonthUsage
 from credits.money import credits_from_micros, current_month, micros_from_credits
 from credits.services import member_cap_for, member_spent_in_month
@@ -42,6 +43,11 @@ class CreditsSummary:
     @property
     def remaining_credits(self) -> int:
         return credits_from_micros(self.remaining_micros)
+
+    def run_out_on(self, now: datetime | None = None):
+        """The day the month's grant runs out at the month's pace (used and held), or None."""
+        return run_out_day(spent_micros=self.used_micros + self.reserved_micros, limit_micros=self.granted_micros,
+                           month=self.month, now=now or timezone.now())
 
 
 def credits_summary(member: Member, *, now: datetime | None = None) -> CreditsSummary:
@@ -80,6 +86,7 @@ class PersonCredits:
     cap_micros: int
     spent_micros: int
     organization_remaining_micros: int
+    month: str = ""
 
     @property
     def remaining_micros(self) -> int:
@@ -97,6 +104,11 @@ class PersonCredits:
     def remaining_credits(self) -> int:
         return credits_from_micros(self.remaining_micros)
 
+    def run_out_on(self, now: datetime | None = None):
+        """The day the person reaches their cap at their month's pace, or None."""
+        return run_out_day(spent_micros=self.spent_micros, limit_micros=self.cap_micros, month=self.month,
+                           now=now or timezone.now())
+
 
 def person_credits(member: Member, summary: CreditsSummary) -> PersonCredits | None:
     """None when the person has no cap (the organization's credits are theirs
@@ -105,7 +117,7 @@ def person_credits(member: Member, summary: CreditsSummary) -> PersonCredits | N
     if cap is None:
         return None
     return PersonCredits(cap_micros=cap, spent_micros=member_spent_in_month(member, summary.month),
-                         organization_remaining_micros=summary.remaining_micros)
+                         organization_remaining_micros=summary.remaining_micros, month=summary.month)
 
 
 # --- Audit ----------------------------------------------------------------------
