@@ -1,11 +1,13 @@
 """What the top bar of every page shows (the assistant's pages and the host
 product's): credits, where data is processed, the person's organizations."""
 
+from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.translation import gettext as _
 
 from assistant_engine.organizations.members import memberships_of
 from assistant_engine.providers.org_models import option_for_choice
+from credits.alerts import used_percent
 from credits.selectors import credits_summary, person_credits
 
 
@@ -30,5 +32,16 @@ def shell_context(request) -> dict:
         "credits": credits,
         "person_credits": mine,
         "credits_left": (mine or credits).remaining_credits,
+        "credits_alert": credits_alert(member, credits),
         "processing": processing,
     }
+
+
+def credits_alert(member, credits) -> int | None:
+    """For an organization's admins, the highest alert threshold the month's use
+    has reached (credits/alerts.py e-mails them once; the pages say it while it
+    lasts), from the totals already read: no query."""
+    if not member.is_admin:
+        return None
+    used = used_percent(credits.used_micros, credits.granted_micros)
+    return max((percent for percent in settings.CREDIT_ALERT_PERCENTS if percent <= used), default=None)

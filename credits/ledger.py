@@ -19,6 +19,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Count, F, OuterRef, Subquery, Sum
 
 from assistant_engine.organizations.models import Organization
+from credits import alerts
 from credits.models import CreditAccount, LedgerEntry, MemberMonthUsage
 from credits.money import micros_from_credits
 
@@ -132,11 +133,13 @@ def record(
         account.granted_micros + granted_delta
     ):
         raise Overdraft(f"a {kind} movement would overdraw account {account.pk}")
+    used_before = account.used_micros
     account.granted_micros += granted_delta
     account.used_micros += used_delta
     account.reserved_micros += reserved_delta
     account.updated_at = now
     account.save(update_fields=["granted_micros", "used_micros", "reserved_micros", "updated_at"])
+    alerts.after_movement(account, used_before)
     if turn_id is not None:
         _add_usage(account.pk, person_id, turns=int(kind == Kind.RESERVE), used=used_delta, reserved=reserved_delta)
     return LedgerEntry.objects.create(

@@ -151,3 +151,22 @@ class MemberMonthUsage(models.Model):
 
     def __str__(self):
         return f"{self.user_id} in {self.account_id}"
+
+
+class CreditAlert(models.Model):
+    """That an account's use crossed one alert threshold (a percentage of its
+    grant, settings.CREDIT_ALERT_PERCENTS): its admins were told once. The
+    unique constraint is what makes it once per threshold per month, however
+    many turns cross it at the same moment (credits/alerts.py)."""
+
+    account = models.ForeignKey(CreditAccount, on_delete=models.CASCADE, related_name="alerts", db_index=False)
+    percent = models.PositiveSmallIntegerField()
+    created_at = models.DateTimeField()
+    # How many admins the e-mail went to (0 when none had an address).
+    emailed = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["account", "percent"], name="credit_alert_once_per_month")]
+
+    def __str__(self):
+        return f"{self.percent} % of account {self.account_id}"

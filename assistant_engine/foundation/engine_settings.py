@@ -107,6 +107,10 @@ CONVERSATIONS_PAGE_SIZE = env_int("CONVERSATIONS_PAGE_SIZE", 50, minimum=1)
 
 # --- Credits ---------------------------------------------------------------
 # Credits reserved when a turn starts (1 credit = 10,000 micro-dollars).
+# When an organization's use of its month's credits crosses one of these
+# percentages, its admins get an e-mail, once per threshold and month (credits/alerts.py).
+CREDIT_ALERT_PERCENTS = sorted({int(part) for part in env_str("CREDIT_ALERT_PERCENTS", "80,100").split(",")
+                                if part.strip().isdigit() and 0 < int(part) <= 100})
 CREDITS_RESERVATION = env_int("CREDITS_RESERVATION", 3, minimum=0)
 # Share of a turn's cost charged in credits when it ran on the organization's
 # own provider key (0: the organization pays the provider directly; 1: full price).

@@ -1,0 +1,105 @@
+"""Alerts before the credits run out (issue 35.3): crossing 80 % and 100 % of
+the month's credits e-mails the organization's admins, in their language, once
+per threshold and month, even when several turns cross it at the same moment."""
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core import mail
+
+from assistant_engine.organizations.models import Membership, PersonPreferences
+from credits.models import CreditAlert
+from credits.services import credits_grant, credits_reserve, credits_settle
+from tests.conftest import make_person
+from tests.credits.support import MID_MARCH, new_turn, race
+
+# Acme's 1000 credits a month: 10,000,000 micros.
+JUST_BELOW_80 = 7_990_000
+
+
+def spend(member, micros: int, *, now=MID_MARCH) -> None:
+    turn = new_turn()
+    credits_reserve(member, turn_id=turn, now=now)
+    credits_settle(turn_id=turn, cost_micros=micros)
+
+
+@pytest.fixture
+def admins(acme):
+    """Two admins with addresses (one reading German), a suspended one, and the members (no e-mail to them)."""
+    ada = make_person("ada", acme, role=Membership.Role.ADMIN)
+    bert = make_person("bert", acme, role=Membership.Role.ADMIN)
+    gone = make_person("gone", acme, role=Membership.Role.ADMIN)
+    for person, address in ((ada, "ada@acme.example"), (bert, "bert@acme.example"), (gone, "gone@acme.example")):
+        person.user.email = address
+        person.user.save(update_fields=["email"])
+    PersonPreferences.objects.create(user=bert.user, language="de")
+    Membership.objects.filter(user=gone.user).update(suspended_at=MID_MARCH)
+    return ada, bert
+
+
+@pytest.mark.django_db(transaction=True)
+def test_crossing_80_percent_emails_each_admin_once_in_their_language(owner, admins):
+    owner.user.email = "olivia@acme.example"
+    owner.user.save(update_fields=["email"])
+    spend(owner.member, JUST_BELOW_80)
+    assert mail.outbox == []  # 79.9 %: nothing yet
+
+    spend(owner.member, 20_000)  # 80.1 %
+    spend(owner.member, 20_000)  # still past 80, not yet 100
+
+    by_address = {message.to[0]: message for message in mail.outbox}
+    assert sorted(by_address) == ["ada@acme.example", "bert@acme.example"]  # not the members, not the suspended
+    assert by_address["ada@acme.example"].subject == "Acme has used 80 % of its credits for 2026-03"
+    assert by_address["bert@acme.example"].subject == "Acme hat 80 % seiner Credits für 2026-03 verbraucht"
+    assert "Credits left this month: 196." in by_address["ada@acme.example"].body
+    assert list(CreditAlert.objects.values_list("percent", "emailed")) == [(80, 2)]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_one_turn_crossing_both_thresholds_tells_both_and_a_grant_does_not_tell_again(owner, acme, admins):
+    spend(owner.member, 10_000_000)  # 0 → 100 % at once
+    assert sorted(CreditAlert.objects.values_list("percent", flat=True)) == [80, 100]
+    assert len(mail.outbox) == 4
+
+    staff = get_user_model().objects.create_superuser("root", "root@example.com", "pw-root")
+    credits_grant(organization=acme, credits=1000, staff_user=staff, reason="more for March", now=MID_MARCH)
+    spend(owner.member, 9_000_000)  # past 80 % again in the same month
+    assert len(mail.outbox) == 4  # once per threshold and month
+
+
+@pytest.mark.django_db(transaction=True)
+def test_eight_turns_crossing_80_percent_at_once_send_one_email_per_admin(owner, admins):
+    spend(owner.member, JUST_BELOW_80)
+    turns = [new_turn() for _ in range(8)]
+    for turn in turns:
+        credits_reserve(owner.member, turn_id=turn, now=MID_MARCH)
+
+    outcomes = race(8, lambda index: credits_settle(turn_id=turns[index], cost_micros=20_000))
+
+    assert outcomes == [True] * 8
+    assert sorted(message.to[0] for message in mail.outbox) == ["ada@acme.example", "bert@acme.example"]
+    assert CreditAlert.objects.count() == 1
+
+
+@pytest.mark.django_db
+def test_the_admins_pages_say_it_while_it_lasts_and_members_pages_do_not(acme, owner, admins):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from tests.web.conftest import web_client
+
+    ada, _ = admins
+    admin_web, member_web = web_client(ada), web_client(owner)
+    spend(owner.member, 10_000, now=None)  # the month is open: its summary is one query
+    admin_web.get("/data/")  # the session's organization is stored on the first visit
+    with CaptureQueriesContext(connection) as before_queries:
+        before = admin_web.get("/data/").content.decode()
+    spend(owner.member, 8_500_000, now=None)  # 85 % of this month's
+
+    with CaptureQueriesContext(connection) as after_queries:
+        after = admin_web.get("/data/").content.decode()
+    assert "data-credits-alert" not in before and "data-credits-alert" in after
+    assert "Your organization has used 80 % of its credits for" in after
+    assert len(after_queries) == len(before_queries)  # the notice reads the totals the top bar read
+    assert "data-credits-alert" not in member_web.get("/data/").content.decode()
+    chat = admin_web.get("/").content.decode()  # the chat page has no room above: the pill says it
+    assert "pill--alert" in chat and "Your organization has used 80 % of its credits for" in chat
