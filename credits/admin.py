@@ -13,6 +13,7 @@ from django.db.models import Max, Min
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
+from django.utils import timezone
 from django.utils.html import format_html
 
 from assistant_engine.foundation.admin import ScaledChangeList, ViewOnlyAdminMixin, chosen_only_filter, drill_down
@@ -20,7 +21,8 @@ from assistant_engine.foundation.people import login_field
 from assistant_engine.organizations.admin import RecordsStaffAccess
 from assistant_engine.organizations.models import Organization, StaffAccess
 from credits.models import CreditAccount, LedgerEntry
-from credits.money import credits_from_micros
+from credits.money import credits_from_micros, current_month
+from credits.overview import spend_overview
 from credits.services import MAX_GRANT_CREDITS, credits_grant
 
 
@@ -69,7 +71,21 @@ class CreditAccountAdmin(ReadOnlyAdmin):
         grant = path(
             "grant/", self.admin_site.admin_view(self.grant_view), name="credits_creditaccount_grant"
         )
-        return [grant, *super().get_urls()]
+        spend = path("spend/", self.admin_site.admin_view(self.spend_view), name="credits_creditaccount_spend")
+        return [grant, spend, *super().get_urls()]
+
+    def spend_view(self, request):
+        """This month across organizations: the top spenders (a chart and its
+        table), those past the first alert threshold; each a link to the account."""
+        if not self.has_view_permission(request):
+            raise PermissionDenied
+        context = {
+            **self.admin_site.each_context(request),
+            "overview": spend_overview(current_month(timezone.now())),
+            "opts": self.opts,
+            "title": "Spend across organizations",
+        }
+        return TemplateResponse(request, "admin/credits/spend.html", context)
 
     def grant_view(self, request):
         if not request.user.has_perm("credits.grant_credits"):
