@@ -1,18 +1,23 @@
 """Alerts before the credits run out (issue 35.3): when an organization's use
-of its month's credits crosses one of settings.CREDIT_ALERT_PERCENTS, its admins
-get an e-mail in their language, once per threshold and month.
+of its month's credits crosses one of settings.CREDIT_ALERT_PERCENTS, or a
+person's spending crosses settings.CREDIT_ALERT_CAP_PERCENT of their cap, the
+organization's admins get an e-mail in their language, once per threshold and
+month (and person).
 
 Cheap on the hot path: the ledger's one write (credits/ledger.py `record`)
 calls `after_movement` with the account it already holds; only a movement that
 moves the used share across a threshold schedules anything, after the commit.
+A person's cap is checked where the cap check already read their spending
+(`credits.services.check_member_cap`, under the account's lock): no query more.
 Once, even when several turns cross it at the same moment: a CreditAlert row
-per (account, threshold), its unique constraint deciding who sends.
+per (account, threshold[, person]), its unique constraint deciding who sends.
 """
 
 import logging
 from functools import partial
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.core.mail import EmailMessage, get_connection
 from django.db import IntegrityError, transaction
 from django.template.loader import render_to_string
@@ -42,26 +47,45 @@ def after_movement(account: CreditAccount, used_before: int) -> None:
         transaction.on_commit(partial(alerts_raise, account.pk))
 
 
+def after_person_hold(account: CreditAccount, user_id: int, spent_before: int, spent_after: int, cap: int) -> None:
+    """In the cap check's transaction: schedule the person's alert if this hold crosses it."""
+    percent = settings.CREDIT_ALERT_CAP_PERCENT
+    if percent and used_percent(spent_before, cap) < percent <= used_percent(spent_after, cap):
+        transaction.on_commit(partial(person_alert_raise, account.pk, user_id, cap))
+
+
 def alerts_raise(account_id: int) -> list[int]:
     """After the commit: a row, and the admins' e-mail, for each threshold the
     account has reached and not yet told. Returns the thresholds told now."""
     account = CreditAccount.objects.select_related("organization").get(pk=account_id)
     reached = used_percent(account.used_micros, account.granted_micros)
-    told = []
-    for percent in (p for p in settings.CREDIT_ALERT_PERCENTS if p <= reached):
-        try:
-            with transaction.atomic():
-                alert = CreditAlert.objects.create(account=account, percent=percent, created_at=timezone.now())
-        except IntegrityError:  # told already, by this turn's twin or an earlier one
-            continue
-        alert.emailed = _email_admins(account, percent)
-        alert.save(update_fields=["emailed"])
-        told.append(percent)
-        logger.info("credit_alert", extra={"account_id": account.pk, "percent": percent, "emailed": alert.emailed})
-    return told
+    return [percent for percent in settings.CREDIT_ALERT_PERCENTS
+            if percent <= reached and _tell_once(account, percent, person=None)]
 
 
-def _email_admins(account: CreditAccount, percent: int) -> int:
+def person_alert_raise(account_id: int, user_id: int, cap_micros: int) -> bool:
+    """After the commit: the admins told once that this person reached the cap's threshold."""
+    account = CreditAccount.objects.select_related("organization").get(pk=account_id)
+    person = get_user_model().objects.filter(pk=user_id).first()
+    return person is not None and _tell_once(account, settings.CREDIT_ALERT_CAP_PERCENT, person=person,
+                                             cap_micros=cap_micros)
+
+
+def _tell_once(account: CreditAccount, percent: int, *, person, cap_micros: int = 0) -> bool:
+    try:
+        with transaction.atomic():
+            alert = CreditAlert.objects.create(account=account, user=person, percent=percent,
+                                               created_at=timezone.now())
+    except IntegrityError:  # told already, by this turn's twin or an earlier one
+        return False
+    alert.emailed = _email_admins(account, percent, person=person, cap_micros=cap_micros)
+    alert.save(update_fields=["emailed"])
+    logger.info("credit_alert", extra={"account_id": account.pk, "percent": percent, "emailed": alert.emailed,
+                                       "person_id": person.pk if person else None})
+    return True
+
+
+def _email_admins(account: CreditAccount, percent: int, *, person=None, cap_micros: int = 0) -> int:
     """One e-mail per admin with an address, each in their chosen language."""
     admins = list(
         Membership.objects.filter(organization_id=account.organization_id, role=Membership.Role.ADMIN,
@@ -70,17 +94,24 @@ def _email_admins(account: CreditAccount, percent: int) -> int:
     )
     languages = dict(PersonPreferences.objects.filter(user_id__in=[user_id for user_id, _ in admins])
                      .values_list("user_id", "language"))
-    messages = [_alert_email(account, percent, address, languages.get(user_id) or settings.LANGUAGE_CODE)
+    context = _email_context(account, percent, person, cap_micros)
+    messages = [_alert_email(context, address, languages.get(user_id) or settings.LANGUAGE_CODE)
                 for user_id, address in admins]
     if messages:
         get_connection().send_messages(messages)
     return len(messages)
 
 
-def _alert_email(account: CreditAccount, percent: int, address: str, language: str) -> EmailMessage:
-    context = {"organization": account.organization.name, "percent": percent, "month": account.month,
-               "remaining_credits": credits_from_micros(
-                   account.granted_micros - account.used_micros - account.reserved_micros)}
+def _email_context(account: CreditAccount, percent: int, person, cap_micros: int) -> dict:
+    return {
+        "organization": account.organization.name, "percent": percent, "month": account.month,
+        "remaining_credits": credits_from_micros(account.granted_micros - account.used_micros
+                                                 - account.reserved_micros),
+        "person": person.get_username() if person else "", "cap_credits": credits_from_micros(cap_micros),
+    }
+
+
+def _alert_email(context: dict, address: str, language: str) -> EmailMessage:
     with translation.override(language):
         subject = render_to_string("credits/email/alert_subject.txt", context).strip()
         body = render_to_string("credits/email/alert_body.txt", context)

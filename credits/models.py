@@ -155,18 +155,29 @@ class MemberMonthUsage(models.Model):
 
 class CreditAlert(models.Model):
     """That an account's use crossed one alert threshold (a percentage of its
-    grant, settings.CREDIT_ALERT_PERCENTS): its admins were told once. The
-    unique constraint is what makes it once per threshold per month, however
-    many turns cross it at the same moment (credits/alerts.py)."""
+    grant, settings.CREDIT_ALERT_PERCENTS), or a person's of their cap
+    (settings.CREDIT_ALERT_CAP_PERCENT): the organization's admins were told
+    once. The unique constraints are what make it once per threshold and month
+    (and person), however many turns cross it at the same moment (credits/alerts.py)."""
 
     account = models.ForeignKey(CreditAccount, on_delete=models.CASCADE, related_name="alerts", db_index=False)
+    # None: the organization's credits; else this person's cap (None again once they are erased).
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
+                             related_name="+")
     percent = models.PositiveSmallIntegerField()
     created_at = models.DateTimeField()
     # How many admins the e-mail went to (0 when none had an address).
     emailed = models.PositiveIntegerField(default=0)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["account", "percent"], name="credit_alert_once_per_month")]
+        constraints = [
+            # Two partial constraints, since NULLs are distinct in a unique one (on PostgreSQL and SQLite alike).
+            models.UniqueConstraint(fields=["account", "percent"], condition=Q(user__isnull=True),
+                                    name="credit_alert_once_per_month"),
+            models.UniqueConstraint(fields=["account", "user", "percent"], condition=Q(user__isnull=False),
+                                    name="credit_alert_once_per_person_and_month"),
+        ]
 
     def __str__(self):
-        return f"{self.percent} % of account {self.account_id}"
+        whose = f"user {self.user_id}'s cap" if self.user_id else "the grant"
+        return f"{self.percent} % of {whose} in account {self.account_id}"

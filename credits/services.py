@@ -24,6 +24,7 @@ from django.utils import timezone
 
 from assistant_engine.organizations.members import Member, cap_that_applies
 from assistant_engine.organizations.models import Membership, Organization
+from credits import alerts
 from credits.ledger import (
     ReservationNotFound,
     holds_of,
@@ -296,6 +297,7 @@ def check_member_cap(account: CreditAccount, user_id: int, needed_micros: int, *
     if spent + needed_micros > cap_micros:
         raise MemberCapReached(month=account.month, cap_micros=cap_micros, spent_micros=spent,
                                needed_micros=needed_micros)
+    alerts.after_person_hold(account, user_id, spent, spent + needed_micros, cap_micros)
 
 
 # --- Grant ----------------------------------------------------------------------

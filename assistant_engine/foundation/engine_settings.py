@@ -111,6 +111,8 @@ CONVERSATIONS_PAGE_SIZE = env_int("CONVERSATIONS_PAGE_SIZE", 50, minimum=1)
 # percentages, its admins get an e-mail, once per threshold and month (credits/alerts.py).
 CREDIT_ALERT_PERCENTS = sorted({int(part) for part in env_str("CREDIT_ALERT_PERCENTS", "80,100").split(",")
                                 if part.strip().isdigit() and 0 < int(part) <= 100})
+# ... and when a person's spending crosses this share of their monthly cap (0: never).
+CREDIT_ALERT_CAP_PERCENT = env_int("CREDIT_ALERT_CAP_PERCENT", 80, minimum=0)
 CREDITS_RESERVATION = env_int("CREDITS_RESERVATION", 3, minimum=0)
 # Share of a turn's cost charged in credits when it ran on the organization's
 # own provider key (0: the organization pays the provider directly; 1: full price).

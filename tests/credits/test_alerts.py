@@ -103,3 +103,23 @@ def test_the_admins_pages_say_it_while_it_lasts_and_members_pages_do_not(acme, o
     assert "data-credits-alert" not in member_web.get("/data/").content.decode()
     chat = admin_web.get("/").content.decode()  # the chat page has no room above: the pill says it
     assert "pill--alert" in chat and "Your organization has used 80 % of its credits for" in chat
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_person_crossing_80_percent_of_their_cap_is_told_to_the_admins_once(owner, colleague, admins):
+    Membership.objects.filter(user__in=[owner.user, colleague.user]).update(monthly_cap_credits=10)
+    spend(owner.member, 50_000)  # 3 held then 5 used: 50 %
+    assert mail.outbox == []
+
+    spend(owner.member, 30_000)  # its hold of 3 takes the spending from 5 to 8 of 10: 80 %
+    Membership.objects.filter(user=owner.user).update(monthly_cap_credits=20)
+    spend(owner.member, 20_000)  # 8 → 10 of 20 (50 %), then past 80 % of a cap of 13 again: told once a month
+    Membership.objects.filter(user=owner.user).update(monthly_cap_credits=13)
+    spend(owner.member, 0)
+    spend(colleague.member, 10_000)  # a colleague's own 10 %: nothing
+
+    subjects = sorted((message.to[0], message.subject) for message in mail.outbox)
+    assert subjects == [("ada@acme.example", "olivia has used 80 % of their monthly cap in Acme"),
+                        ("bert@acme.example", "olivia hat 80 % des monatlichen Limits in Acme verbraucht")]
+    assert "monthly cap of 10 credits" in next(m.body for m in mail.outbox if m.to == ["ada@acme.example"])
+    assert list(CreditAlert.objects.values_list("user__username", "percent")) == [("olivia", 80)]
