@@ -43,14 +43,14 @@ def test_crossing_80_percent_emails_each_admin_once_in_their_language(owner, adm
     spend(owner.member, JUST_BELOW_80)
     assert mail.outbox == []  # 79.9 %: nothing yet
 
-    spend(owner.member, 20_000)  # 80.1 %
+    spend(owner.member, 20_000)  # 80.1 %: 1,990,000 micros (199 credits) left, told now
     spend(owner.member, 20_000)  # still past 80, not yet 100
 
     by_address = {message.to[0]: message for message in mail.outbox}
     assert sorted(by_address) == ["ada@acme.example", "bert@acme.example"]  # not the members, not the suspended
     assert by_address["ada@acme.example"].subject == "Acme has used 80 % of its credits for 2026-03"
     assert by_address["bert@acme.example"].subject == "Acme hat 80 % seiner Credits für 2026-03 verbraucht"
-    assert "Credits left this month: 196." in by_address["ada@acme.example"].body
+    assert "Credits left this month: 199." in by_address["ada@acme.example"].body
     assert list(CreditAlert.objects.values_list("percent", "emailed")) == [(80, 2)]
 
 
