@@ -5,7 +5,7 @@ from collections.abc import Sequence
 from datetime import timedelta
 
 from django.conf import settings
-from django.utils import timezone
+from django.utils import timezone, translation
 from pydantic import BaseModel
 
 from assistant import live
@@ -14,6 +14,7 @@ from assistant.fingerprint import snapshot_hash
 from assistant.models import ActionCard, Turn
 from assistant.repeats import identical_done_at
 from assistant_engine.organizations.members import Member
+from assistant_engine.organizations.services import preferred_language
 from assistant_engine.tools import framework
 from conversations.models import ToolCall
 
@@ -43,7 +44,9 @@ def propose(
     `turn` is None for a door without turns (MCP): the card then belongs to
     the thread of `tool_call`.
     """
-    description = framework.describe(tool, member, tool_input)
+    # The card's words in the person's language (kept as shown: what they confirm), whichever door or worker asks.
+    with translation.override(preferred_language(user_id=member.user_id) or translation.get_language()):
+        description = framework.describe(tool, member, tool_input)
     input_json = tool_input.model_dump(mode="json")
     fingerprint = snapshot_hash(tool.name, input_json, description.snapshot)
     thread_id = turn.thread_id if turn is not None else tool_call.message.thread_id

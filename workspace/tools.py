@@ -13,6 +13,7 @@ from typing import Annotated
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.core.validators import validate_email
+from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
 from pydantic import AfterValidator, BaseModel, Field
 
@@ -257,7 +258,8 @@ def note_title(member: Member, note_id: str) -> ContextTitle:
 def describe_delete_note(member: Member, params: DeleteNoteInput) -> Description:
     note = _own_note(member, params.note_id)
     return Description(
-        text=f"Delete the note “{note.title}”",
+        # In the active language: assistant.proposals describes a card in the person's.
+        text=_("Delete the note “%(title)s”") % {"title": note.title},
         snapshot={"id": note.id, "title": note.title, "body": note.body, "updated_at": note.updated_at},
         # Its title, told to the model, is third-party content when the note was written from it.
         marks=frozenset({"untrusted"}) if note.written_from_untrusted else frozenset(),
@@ -277,22 +279,24 @@ def shown_address(address: str) -> str:
     """The recipient as the card shows it: a domain with non-ASCII letters in
     its ASCII (punycode) form, where the mail really goes, with a note; a
     Cyrillic "а" would otherwise pass for a Latin "a"."""
-    local, _, domain = address.rpartition("@")
+    local, _at, domain = address.rpartition("@")
     if domain.isascii():
         return address
     try:
         ascii_domain = domain.encode("idna").decode("ascii")
     except UnicodeError:
         return address  # validate_email accepted it; the card still says it is not plain ASCII
-    return (f"{local}@{ascii_domain}\n(The domain is written with non-ASCII letters, “{domain}”; "
-            "it is shown in the ASCII form the mail is sent to. Check it is the one you mean.)")
+    return f"{local}@{ascii_domain}\n" + _(
+        "(The domain is written with non-ASCII letters, “%(domain)s”; it is shown in the ASCII form the mail "
+        "is sent to. Check it is the one you mean.)") % {"domain": domain}
 
 
 def describe_send_email(member: Member, params: SendEmailInput) -> Description:
     # The whole effect up front (recipient, subject, full body): what the
     # person confirms is exactly what leaves, nothing hidden behind "Details".
     return Description(
-        text=f"Send an email\nTo: {shown_address(params.to)}\nSubject: {params.subject}\n\n{params.body}",
+        text="\n".join([_("Send an email"), _("To: %(address)s") % {"address": shown_address(params.to)},
+                         _("Subject: %(subject)s") % {"subject": params.subject}, "", params.body]),
         snapshot={
             "to": params.to,
             "subject": params.subject,

@@ -325,3 +325,15 @@ def test_twin_cards_confirmed_at_once_send_one_mail_and_refuse_the_other_as_a_re
         # Cleared for the next round, whose twins must not repeat this one's mail.
         ActionCard.objects.filter(thread=thread).update(status="cancelled", identical_done_at=None)
 
+
+
+def test_a_card_is_described_in_the_persons_language_whoever_proposes_it(owner, notes):
+    """Issue 34.6: the words the person confirms are theirs, also from a worker whose language is English."""
+    from assistant_engine.organizations.services import preferred_language_set
+
+    preferred_language_set(user_id=owner.user.pk, language="de")
+    assert delete_card(owner, notes["zurich"]).description == "Notiz „Zurich trip“ löschen"
+    email = propose_card(owner, "send_email", EMAIL).description
+    assert email == "E-Mail senden\nAn: bob@example.com\nBetreff: Lunch\n\nSee you at noon."
+    preferred_language_set(user_id=owner.user.pk, language="")
+    assert delete_card(owner, notes["zurich"]).description == "Delete the note “Zurich trip”"

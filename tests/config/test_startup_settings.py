@@ -74,6 +74,21 @@ def test_setup_demo_seeds_the_workspace_once(db, settings):
     assert seeded > 0 and Note.objects.count() == seeded - 1
 
 
+def test_the_demo_organization_has_a_name_read_alike_in_every_language(db, settings):
+    """Issue 34.6: not an English phrase in German pages' header; an earlier demo's is renamed, a chosen one kept."""
+    from assistant_engine.organizations.models import Organization
+
+    settings.DEBUG = True
+    call_command("setup_demo")
+    assert Organization.objects.get(slug="demo").name == "Demo"
+    Organization.objects.filter(slug="demo").update(name="Demo organization")
+    call_command("setup_demo")
+    assert Organization.objects.get(slug="demo").name == "Demo"
+    Organization.objects.filter(slug="demo").update(name="Our team")
+    call_command("setup_demo")
+    assert Organization.objects.get(slug="demo").name == "Our team"
+
+
 def deploy_check(env_file: Path) -> subprocess.CompletedProcess:
     return subprocess.run(["scripts/deploy_check.sh", str(env_file)], cwd=ROOT, capture_output=True, text=True,
                           timeout=180, check=False, env={**os.environ, "PY": sys.executable})

@@ -12,6 +12,10 @@ from assistant_engine.organizations.models import Membership, Organization
 from assistant_engine.providers.catalog import selected_option
 
 DEMO_ORGANIZATION = "demo"
+# A proper name, as an organization's is, read alike in every language of the
+# product (issue 34.6: an English phrase in the header of German pages).
+DEMO_ORGANIZATION_NAME = "Demo"
+EARLIER_DEMO_NAME = "Demo organization"  # what earlier versions called it: renamed once
 DEMO_USER, DEMO_PASSWORD = "demo", "demo-password"  # noqa: S105 - a local demo login, printed on purpose
 STAFF_USER, STAFF_PASSWORD = "admin", "admin-password"  # noqa: S105
 
@@ -25,8 +29,9 @@ class Command(BaseCommand):
             raise CommandError("setup_demo runs only with DEBUG on (it creates admin / admin-password).")
         with transaction.atomic():
             organization, created = Organization.objects.get_or_create(
-                slug=DEMO_ORGANIZATION, defaults={"name": "Demo organization", "monthly_credits": 1000}
+                slug=DEMO_ORGANIZATION, defaults={"name": DEMO_ORGANIZATION_NAME, "monthly_credits": 1000}
             )
+            Organization.objects.filter(pk=organization.pk, name=EARLIER_DEMO_NAME).update(name=DEMO_ORGANIZATION_NAME)
             person = self._user(DEMO_USER, DEMO_PASSWORD, staff=False)
             staff = self._user(STAFF_USER, STAFF_PASSWORD, staff=True)
             Membership.objects.get_or_create(organization=organization, user=person)
