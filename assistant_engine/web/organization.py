@@ -4,6 +4,7 @@ month's usage per person, the caps, the members with their role and state,
 and the log of every change. Thin views over providers.org_models and
 organizations.services; each POST redirects back (or answers 400)."""
 
+import re
 from dataclasses import dataclass
 from datetime import datetime
 from functools import wraps
@@ -12,7 +13,7 @@ from django import forms
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.db.models import OuterRef, Subquery
-from django.http import Http404
+from django.http import Http404, JsonResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.utils.translation import gettext as _
@@ -230,6 +231,7 @@ def _valid(form: forms.Form, refusal: str) -> dict:
     return form.cleaned_data
 
 
+MONTH = re.compile(r"\d{4}-(0[1-9]|1[0-2])")  # what the browser's month picker sends
 CAP_REFUSED = gettext_lazy("A cap is a whole number of credits (or empty for none).")
 
 
@@ -334,9 +336,13 @@ def restore(request, user_id: int) -> str:
 @member_required
 @with_csp
 def usage_csv(request):
-    """The month's usage per person, as CSV (the operators' usage export, for this organization)."""
+    """A month's usage per person, as CSV (the operators' usage export, for
+    this organization): the month the page's picker chose, this one by default."""
     admin_only(request.member)
+    month = request.GET.get("month") or current_month(timezone.now())
+    if not MONTH.fullmatch(month):
+        return JsonResponse({"code": "invalid_month", "detail": "month is YYYY-MM (UTC)."}, status=400)
     organization = Organization.objects.get(pk=request.member.organization_id)
-    table = exports.usage_table(organization, current_month(timezone.now()))
+    table = exports.usage_table(organization, month)
     return download_response(request, exports.stream(table, "csv"), content_type="text/csv; charset=utf-8",
                              filename=f"{table.name}.csv")

@@ -84,6 +84,27 @@ def test_the_page_reads_a_fixed_number_of_queries(admin_web, admin, owner, colle
         admin_web.get(PAGE)
 
 
+def test_the_usage_csv_is_of_the_month_the_picker_chose(admin_web, owner, outsider):
+    """Issue 35.4: the period by a month picker; a month that is not one is a 400 with its code."""
+    from credits.services import credits_reserve, credits_settle
+    from tests.credits.support import MID_MARCH, new_turn
+
+    for person in (owner, outsider):
+        turn = new_turn()
+        credits_reserve(person.member, turn_id=turn, now=MID_MARCH)
+        credits_settle(turn_id=turn, cost_micros=123_400)
+    page = unescape(admin_web.get(PAGE).content.decode())
+    assert 'type="month" name="month"' in page and 'action="/organization/usage.csv"' in page
+
+    march = b"".join(admin_web.get("/organization/usage.csv?month=2026-03").streaming_content).decode()
+    assert march.splitlines()[1:] == [f"2026-03,{owner.user.pk},olivia,1,12.3400,0.0000,123400,0"]
+    this_month = b"".join(admin_web.get("/organization/usage.csv").streaming_content).decode()
+    assert "2026-03" not in this_month and len(this_month.splitlines()) == 1  # the header alone
+    for bad in ("2026-13", "March", "2026-3", "2026-03-01"):
+        refused = admin_web.get("/organization/usage.csv", {"month": bad})
+        assert (refused.status_code, refused.json()["code"]) == (400, "invalid_month"), bad
+
+
 def test_a_member_without_the_admin_role_gets_404_on_the_page_and_every_action(owner_web, owner, colleague):
     assert owner_web.get(PAGE).status_code == 404
     assert owner_web.get("/organization/usage.csv").status_code == 404
