@@ -1,10 +1,10 @@
 """What the top bar of every page shows (the assistant's pages and the host
 product's): credits, where data is processed, the person's organizations."""
 
-from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.translation import gettext as _
 
+from assistant_engine.organizations.alert_percents import alert_percents
 from assistant_engine.organizations.members import memberships_of
 from assistant_engine.providers.org_models import option_for_choice
 from credits.alerts import used_percent
@@ -44,4 +44,6 @@ def credits_alert(member, credits) -> int | None:
     if not member.is_admin:
         return None
     used = used_percent(credits.used_micros, credits.granted_micros)
-    return max((percent for percent in settings.CREDIT_ALERT_PERCENTS if percent <= used), default=None)
+    # The organization's thresholds came with the guard's membership query (Member.terms).
+    percents = alert_percents(member.terms.credit_alert_percents if member.terms else "")
+    return max((percent for percent in percents if percent <= used), default=None)

@@ -1,12 +1,13 @@
 """Alerts before the credits run out (issue 35.3): when an organization's use
-of its month's credits crosses one of settings.CREDIT_ALERT_PERCENTS, or a
+of its month's credits crosses one of its thresholds (its admins' choice, else
+settings.CREDIT_ALERT_PERCENTS: organizations/alert_percents.py), or a
 person's spending crosses settings.CREDIT_ALERT_CAP_PERCENT of their cap, the
 organization's admins get an e-mail in their language, once per threshold and
 month (and person).
 
 Cheap on the hot path: the ledger's one write (credits/ledger.py `record`)
 calls `after_movement` with the account it already holds; only a movement that
-moves the used share across a threshold schedules anything, after the commit.
+moves the used share past a whole percent schedules anything, after the commit.
 A person's cap is checked where the cap check already read their spending
 (`credits.services.check_member_cap`, under the account's lock): no query more.
 Once, even when several turns cross it at the same moment: a CreditAlert row
@@ -23,6 +24,7 @@ from django.db import IntegrityError, transaction
 from django.template.loader import render_to_string
 from django.utils import timezone, translation
 
+from assistant_engine.organizations.alert_percents import alert_percents
 from assistant_engine.organizations.models import Membership, PersonPreferences
 from credits.models import CreditAccount, CreditAlert
 from credits.money import credits_from_micros
@@ -38,12 +40,13 @@ def used_percent(used_micros: int, granted_micros: int) -> int:
 
 
 def after_movement(account: CreditAccount, used_before: int) -> None:
-    """In the ledger's transaction: schedule the alerts a movement may have crossed."""
+    """In the ledger's transaction: schedule the alerts a movement may have
+    crossed. Each organization has its own thresholds (whole percentages):
+    only a movement that takes the used share past a whole percent may cross
+    one, at most a hundred a month; the organization's are read after the commit."""
     if account.used_micros <= used_before:
         return
-    before = used_percent(used_before, account.granted_micros)
-    after = used_percent(account.used_micros, account.granted_micros)
-    if any(before < percent <= after for percent in settings.CREDIT_ALERT_PERCENTS):
+    if used_percent(used_before, account.granted_micros) < used_percent(account.used_micros, account.granted_micros):
         transaction.on_commit(partial(alerts_raise, account.pk))
 
 
@@ -59,8 +62,12 @@ def alerts_raise(account_id: int) -> list[int]:
     account has reached and not yet told. Returns the thresholds told now."""
     account = CreditAccount.objects.select_related("organization").get(pk=account_id)
     reached = used_percent(account.used_micros, account.granted_micros)
-    return [percent for percent in settings.CREDIT_ALERT_PERCENTS
-            if percent <= reached and _tell_once(account, percent, person=None)]
+    due = [percent for percent in alert_percents(account.organization.credit_alert_percents) if percent <= reached]
+    if not due:
+        return []
+    told = set(CreditAlert.objects.filter(account=account, user=None, percent__in=due)
+               .values_list("percent", flat=True))
+    return [percent for percent in due if percent not in told and _tell_once(account, percent, person=None)]
 
 
 def person_alert_raise(account_id: int, user_id: int, cap_micros: int) -> bool:

@@ -23,7 +23,8 @@ from django.db.models import F
 from django.utils import timezone
 
 from assistant_engine.organizations.members import Member, cap_that_applies
-from assistant_engine.organizations.models import Membership, Organization
+from assistant_engine.organizations.models import Membership, Organization, OrganizationChange
+from assistant_engine.organizations.services import change_record
 from credits import alerts
 from credits.ledger import (
     ReservationNotFound,
@@ -316,7 +317,7 @@ def credits_grant(
     with transaction.atomic():
         # Race: a grant and a turn start both rewriting the same account's totals.
         account = locked_account(organization.pk, current_month(now), now=now, actor_id=staff_user.pk)
-        return record(
+        entry = record(
             account,
             kind=Kind.GRANT,
             now=now,
@@ -324,6 +325,10 @@ def credits_grant(
             actor_id=staff_user.pk,
             reason=reason.strip(),
         )
+        # The organization's own log says it too (its admins read it on their page).
+        change_record(organization_id=organization.pk, actor_id=staff_user.pk,
+                      action=OrganizationChange.Kind.CREDITS_GRANTED, detail=f"{credits} credits: {reason.strip()}")
+    return entry
 
 
 def check_grant(*, credits: int, staff_user, reason: str) -> None:

@@ -31,6 +31,7 @@ class MemberTerms:
     member_models: str = "organization"
     history_mode: str = "summarize"  # Organization.HistoryMode
     untrusted_writes: str = "confirm"  # Organization.UntrustedWrites
+    credit_alert_percents: str = ""  # Organization.credit_alert_percents ("": the deployment's)
 
     @property
     def cap_credits(self) -> int | None:
@@ -96,6 +97,7 @@ def member_from_membership(membership: Membership) -> Member:
             member_models=organization.member_models,
             history_mode=organization.history_mode,
             untrusted_writes=organization.untrusted_writes,
+            credit_alert_percents=organization.credit_alert_percents,
         ),
     )
 

@@ -51,6 +51,10 @@ class Organization(models.Model):
                                     db_default=HistoryMode.SUMMARIZE)
     untrusted_writes = models.CharField(max_length=10, choices=UntrustedWrites.choices,
                                         default=UntrustedWrites.CONFIRM, db_default=UntrustedWrites.CONFIRM)
+    # The shares (whole percent) of the month's credits whose crossing e-mails
+    # the admins (credits/alerts.py), e.g. "50,80,100", chosen by an admin;
+    # empty: the deployment's CREDIT_ALERT_PERCENTS (organizations/alert_percents.py).
+    credit_alert_percents = models.CharField(max_length=40, blank=True, default="", db_default="")
     # Monthly cap in credits for a member without a cap of their own; null: none.
     default_member_cap_credits = models.PositiveIntegerField(null=True, blank=True)
     # Told to the model in every turn of its members (organizations.instructions).
@@ -122,6 +126,8 @@ class OrganizationChange(models.Model):
         MEMBER_MODELS = "member_models", "The models members may choose"  # a MemberModels value
         HISTORY_MODE = "history_mode", "What the model is sent of long conversations"  # a HistoryMode value
         UNTRUSTED_WRITES = "untrusted_writes", "Writes after third-party content"  # an UntrustedWrites value
+        CREDIT_ALERTS = "credit_alerts", "The credit alerts' thresholds"  # "50,80,100" or "the deployment's"
+        CREDITS_GRANTED = "credits_granted", "Credits granted by staff"  # "<n> credits: <reason>"
 
     organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="changes")
     at = models.DateTimeField(db_index=True)

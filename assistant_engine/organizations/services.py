@@ -3,6 +3,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from assistant_engine.foundation.people import by_login, login_field
+from assistant_engine.organizations.alert_percents import parse_percents, stored
 from assistant_engine.organizations.models import Membership, Organization, OrganizationChange, PersonPreferences
 
 
@@ -145,6 +146,19 @@ def history_mode_set(member, *, mode: str) -> None:
 def untrusted_writes_set(member, *, mode: str) -> None:
     """An organization admin chooses what a write does after third-party content (Organization.UntrustedWrites)."""
     _choice_set(member, field="untrusted_writes", value=mode, kind=OrganizationChange.Kind.UNTRUSTED_WRITES)
+
+
+def credit_alert_percents_set(member, *, text: str) -> tuple[int, ...]:
+    """An organization admin chooses the credit alerts' thresholds ("" for the
+    deployment's), logged; InvalidThresholds for what is not a list of them."""
+    if not member.is_admin:
+        raise Membership.DoesNotExist
+    percents = parse_percents(text)
+    with transaction.atomic():
+        Organization.objects.filter(pk=member.organization_id).update(credit_alert_percents=stored(percents))
+        change_record(organization_id=member.organization_id, actor_id=member.user_id,
+                      action=OrganizationChange.Kind.CREDIT_ALERTS, detail=stored(percents) or "the deployment's")
+    return percents
 
 
 def _choice_set(member, *, field: str, value: str, kind: str) -> None:

@@ -15,6 +15,7 @@ from assistant_engine.providers.models import ProviderKey
 Kind = OrganizationChange.Kind
 CREDITS = re.compile(r"(\d+) credits")
 CHARACTERS = re.compile(r"(\d+) characters")
+PERCENTS = re.compile(r"\d{1,3}(,\d{1,3}){0,4}")
 
 
 def _person_and_rest(detail: str) -> tuple[str, str]:
@@ -107,6 +108,23 @@ def _instructions(actor: str, detail: str, labels: dict) -> str | None:
     return None
 
 
+def _credit_alerts(actor: str, detail: str, labels: dict) -> str | None:
+    if detail == "the deployment's":
+        return _("%(actor)s went back to the deployment's credit alerts") % {"actor": actor}
+    if not PERCENTS.fullmatch(detail):
+        return None
+    return _("%(actor)s set the credit alerts at %(percents)s of the month's credits") % {
+        "actor": actor, "percents": ", ".join(f"{percent}\u00a0%" for percent in detail.split(","))}
+
+
+def _credits_granted(actor: str, detail: str, labels: dict) -> str | None:
+    amount, _sep, reason = detail.partition(": ")
+    if not (match := CREDITS.fullmatch(amount)):
+        return None
+    return _("%(actor)s (staff) granted %(credits)s credits this month (reason: %(reason)s)") % {
+        "actor": actor, "credits": match[1], "reason": reason}
+
+
 SENTENCES: dict[str, Callable[[str, str, dict], str | None]] = {
     Kind.MODEL: _model,
     Kind.MEMBER_MODELS: _member_models,
@@ -119,6 +137,8 @@ SENTENCES: dict[str, Callable[[str, str, dict], str | None]] = {
     Kind.MEMBER_SUSPENDED: _suspended,
     Kind.MEMBER_RESTORED: _restored,
     Kind.INSTRUCTIONS: _instructions,
+    Kind.CREDIT_ALERTS: _credit_alerts,
+    Kind.CREDITS_GRANTED: _credits_granted,
 }
 
 

@@ -23,6 +23,7 @@ from django.views.decorators.http import require_GET, require_POST
 from assistant import exports
 from assistant_engine.foundation.downloads import download_response
 from assistant_engine.foundation.people import login_field
+from assistant_engine.organizations.alert_percents import InvalidThresholds, alert_percents
 from assistant_engine.organizations.instructions import (
     INSTRUCTIONS_MAX_CHARS,
     InstructionsTooLong,
@@ -32,6 +33,7 @@ from assistant_engine.organizations.members import Member
 from assistant_engine.organizations.models import Membership, Organization, OrganizationChange
 from assistant_engine.organizations.services import (
     CannotSuspendSelf,
+    credit_alert_percents_set,
     default_cap_set_by_admin,
     history_mode_set,
     member_cap_set_by_admin,
@@ -179,6 +181,7 @@ def _page(request, *, status: int = 200):
     return render(request, "assistant/organization.html", {
         **shell_context(request), "page": organization_page(request.member),
         "providers": ProviderKey.Provider.choices, "max_instructions": INSTRUCTIONS_MAX_CHARS,
+        "deployment_alert_percents": ", ".join(map(str, alert_percents(""))),
     }, status=status)
 
 
@@ -264,6 +267,16 @@ def choose_untrusted_writes(request) -> str:
     chosen = _valid(UntrustedWritesForm(request.POST), _("Choose one of the ways."))
     untrusted_writes_set(request.member, mode=chosen["mode"])
     return _("What the assistant does with changes after reading outside content was changed.")
+
+
+@admin_action
+def choose_credit_alerts(request) -> str:
+    try:
+        credit_alert_percents_set(request.member, text=request.POST.get("percents", "")[:100])
+    except InvalidThresholds:
+        raise Refused(_("The thresholds are whole percentages from 1 to 100, at most five, or none for the "
+                        "deployment's.")) from None
+    return _("The credit alerts were changed.")
 
 
 @admin_action

@@ -22,6 +22,7 @@ urlpatterns = [
     path("organization/keys", organization.save_key, name="web-organization-key-save"),
     path("organization/keys/<str:provider>/remove", organization.remove_key, name="web-organization-key-remove"),
     path("organization/default-cap", organization.default_cap, name="web-organization-default-cap"),
+    path("organization/credit-alerts", organization.choose_credit_alerts, name="web-organization-credit-alerts"),
     path("organization/members/<int:user_id>/cap", organization.member_cap, name="web-organization-member-cap"),
     path("organization/members/<int:user_id>/suspend", organization.suspend, name="web-organization-suspend"),
     path("organization/members/<int:user_id>/restore", organization.restore, name="web-organization-restore"),

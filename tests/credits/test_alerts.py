@@ -123,3 +123,45 @@ def test_a_person_crossing_80_percent_of_their_cap_is_told_to_the_admins_once(ow
                         ("bert@acme.example", "olivia hat 80 % des monatlichen Limits in Acme verbraucht")]
     assert "monthly cap of 10 credits" in next(m.body for m in mail.outbox if m.to == ["ada@acme.example"])
     assert list(CreditAlert.objects.values_list("user__username", "percent")) == [("olivia", 80)]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_organizations_own_thresholds_are_the_ones_told(owner, acme, admins):
+    """Issue 35.3: the admins set the thresholds; the deployment's (80, 100) no longer apply to them."""
+    ada, _ = admins
+    from assistant_engine.organizations.services import credit_alert_percents_set
+
+    credit_alert_percents_set(ada.member, text="50, 90")
+    spend(owner.member, 4_990_000)
+    assert mail.outbox == []
+    spend(owner.member, 20_000)  # 50.1 %
+    spend(owner.member, 3_000_000)  # 80.1 %: not one of theirs
+    assert sorted(CreditAlert.objects.values_list("percent", flat=True)) == [50]
+    assert {message.subject for message in mail.outbox} == {"Acme has used 50 % of its credits for 2026-03",
+                                                            "Acme hat 50 % seiner Credits für 2026-03 verbraucht"}
+    spend(owner.member, 1_000_000)  # 90.1 %
+    assert sorted(CreditAlert.objects.values_list("percent", flat=True)) == [50, 90] and len(mail.outbox) == 4
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_staff_grant_is_in_the_organizations_change_log(acme):
+    from assistant_engine.organizations.models import OrganizationChange
+    from assistant_engine.web.changes import change_sentence
+
+    staff = get_user_model().objects.create_superuser("root", "root@example.com", "pw-root")
+    credits_grant(organization=acme, credits=250, staff_user=staff, reason="a busy March", now=MID_MARCH)
+    [change] = OrganizationChange.objects.filter(organization=acme)
+    assert (change.action, change.actor_username) == ("credits_granted", "root")
+    assert change_sentence(change) == "root (staff) granted 250 credits this month (reason: a busy March)"
+
+
+@pytest.mark.django_db
+def test_the_admins_notice_follows_the_organizations_thresholds(acme, owner, admins):
+    from tests.web.conftest import web_client
+
+    ada, _ = admins
+    acme.credit_alert_percents = "50"
+    acme.save(update_fields=["credit_alert_percents"])
+    spend(owner.member, 5_500_000, now=None)  # 55 % of this month's
+    page = web_client(ada).get("/data/").content.decode()
+    assert "Your organization has used 50 % of its credits for" in page

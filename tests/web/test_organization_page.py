@@ -50,6 +50,7 @@ def actions(owner):
         ("/organization/keys", {"provider": "infomaniak", "key": KEY}),
         ("/organization/keys/infomaniak/remove", {}),
         ("/organization/default-cap", {"credits": "5"}),
+        ("/organization/credit-alerts", {"percents": "50"}),
         (f"/organization/members/{user_id}/cap", {"credits": "5"}),
         (f"/organization/members/{user_id}/suspend", {"reason": "no"}),
         (f"/organization/members/{user_id}/restore", {}),
@@ -82,6 +83,24 @@ def test_the_page_reads_a_fixed_number_of_queries(admin_web, admin, owner, colle
         make_person(f"extra{index}", admin.organization)
     with django_assert_num_queries(11):
         admin_web.get(PAGE)
+
+
+def test_an_admin_sets_the_credit_alerts_thresholds_and_the_log_says_it(admin_web, acme):
+    """Issue 35.3: the admins choose when they are told; empty goes back to the deployment's (80, 100)."""
+    page = unescape(admin_web.get(PAGE).content.decode())
+    assert 'name="percents"' in page and 'placeholder="80, 100"' in page
+
+    assert admin_web.post("/organization/credit-alerts", {"percents": " 90,50 50 "}).status_code == 302
+    acme.refresh_from_db()
+    assert acme.credit_alert_percents == "50,90"
+    page = unescape(admin_web.get(PAGE).content.decode())
+    assert 'value="50,90"' in page
+    assert "ada set the credit alerts at 50\u00a0%, 90\u00a0% of the month's credits" in page
+
+    assert admin_web.post("/organization/credit-alerts", {"percents": ""}).status_code == 302
+    acme.refresh_from_db()
+    assert acme.credit_alert_percents == ""
+    assert "ada went back to the deployment's credit alerts" in unescape(admin_web.get(PAGE).content.decode())
 
 
 def test_the_usage_csv_is_of_the_month_the_picker_chose(admin_web, owner, outsider):
@@ -206,6 +225,12 @@ def test_a_server_without_the_providers_product_says_so(admin_web, settings):
     ("/organization/untrusted-writes", {"mode": "sometimes"}, "Choose one of the ways"),
     ("/organization/default-cap", {"credits": "-1"}, "whole number"),
     ("/organization/default-cap", {"credits": "many"}, "whole number"),
+    ("/organization/credit-alerts", {"percents": "0, 80"}, "whole percentages from 1 to 100"),
+    ("/organization/credit-alerts", {"percents": "101"}, "whole percentages from 1 to 100"),
+    ("/organization/credit-alerts", {"percents": "eighty"}, "whole percentages from 1 to 100"),
+    ("/organization/credit-alerts", {"percents": "80.5"}, "whole percentages from 1 to 100"),
+    ("/organization/credit-alerts", {"percents": "10 20 30 40 50 60"}, "at most five"),
+    ("/organization/credit-alerts", {"percents": "٨٠"}, "whole percentages from 1 to 100"),
     ("/organization/members/{me}/suspend", {"reason": "myself"}, "suspend yourself"),
     ("/organization/members/{owner}/suspend", {"reason": ""}, "needs a reason"),
 ])
