@@ -9,6 +9,7 @@ from datetime import datetime
 from functools import wraps
 
 from django import forms
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.db.models import OuterRef, Subquery
@@ -178,6 +179,7 @@ def _page(request, *, status: int = 200):
     return render(request, "assistant/organization.html", {
         **shell_context(request), "page": organization_page(request.member),
         "providers": ProviderKey.Provider.choices, "max_instructions": INSTRUCTIONS_MAX_CHARS,
+        "history_window": settings.HISTORY_WINDOW,
     }, status=status)
 
 
