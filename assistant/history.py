@@ -116,6 +116,9 @@ class Context:
     summary: SummaryShown | None = None
     # Where the third-party content in it came from, each once ("mail from x@y", "file z.pdf").
     sources: list[str] = field(default_factory=list)
+    # Where each of the person's and the assistant's messages begins (the chlova
+    # seed's messages, which its window counts: assistant/history_window.py).
+    messages: list[int] = field(default_factory=list)
     size: int = 0
     parts: int = 0  # messages, tool uses and results: what providers frame one by one
 
@@ -132,11 +135,14 @@ class Context:
         shift = start - 1
         self.items = [summary.item(), *self.items[start:]]
         self.starts = [Start(s.index - shift, s.seq, s.turn_id) for s in self.starts if s.index >= start]
+        self.messages = [index - shift for index in self.messages if index >= start]
         self.summary = summary
         self.size, self.parts = history_bytes(self.items), history_parts(self.items)
 
     def append_reply(self, content: str, calls: list[StoredCall]) -> None:
         added = reply_items(content, calls)
+        if added:
+            self.messages.append(len(self.items))
         self.items.extend(added)
         self.size += history_bytes(added)
         self.parts += history_parts(added)
@@ -183,6 +189,7 @@ def load_context(thread_id: UUID, *, summary: SummaryShown | None = None) -> Con
     items: list[HistoryItem] = [summary.item()] if summary else []
     seen: list[SeenCall] = [summary.seen] if summary else []
     starts: list[Start] = []
+    counted: list[int] = []
     next_seq = since
     for message_id, seq, role, content, turn_id, superseded_at in messages:
         next_seq = seq + 1  # a previous version keeps its seq: the next message goes after it
@@ -202,8 +209,12 @@ def load_context(thread_id: UUID, *, summary: SummaryShown | None = None) -> Con
         if superseded_at is None:  # a previous version (regenerated, edited) is never sent again
             if role in (Message.Role.USER, Message.Role.EVENT):
                 starts.append(Start(len(items), seq, turn_id))
-            items.extend(_items_of(role, content, turn_id, calls, files.get(message_id, ())))
-    return Context(items, context_taint(seen), next_seq, starts, summary, sources=untrusted_sources(seen))
+            sent = _items_of(role, content, turn_id, calls, files.get(message_id, ()))
+            if sent and role in (Message.Role.USER, Message.Role.ASSISTANT):
+                counted.append(len(items))
+            items.extend(sent)
+    return Context(items, context_taint(seen), next_seq, starts, summary, sources=untrusted_sources(seen),
+                   messages=counted)
 
 
 def uploaded_text(role: str, content: str, turn_id: UUID | None) -> bool:

@@ -11,18 +11,24 @@ does not fit is the organization's choice (Organization.HistoryMode):
   the messages sent whole, so the next summary comes many turns later;
 - window: the most recent messages that fit (at least HISTORY_WINDOW while
   they fit), as the chlova seed did for Telegram;
-- full: everything until the conversation is full (the hgdc seed).
+- full: everything until the conversation is full (the hgdc seed);
+- last: the chlova seed's: the last HISTORY_WINDOW messages before the current
+  turn (the person's and the assistant's, each with its tool calls and their
+  results), then the turn, whatever their bytes.
 
 What is sent may begin only where the person (or the application) speaks, so a
 tool call always travels with its result, and never after the start of the
-current turn, nor past a pending card's proposal.
+current turn, nor past a pending card's proposal. Under "last" it may begin on
+an assistant's message (the seed counts messages, not exchanges): the request
+then opens with a line of ours on the person's side (EARLIER_LEFT_OUT), as the
+providers expect a conversation to.
 """
 
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from assistant.history_window import WindowItem, window_start
+from assistant.history_window import WindowItem, last_messages_start, window_start
 from assistant_engine.providers.clients.base import AssistantReply, HistoryItem, ToolResults, UserText
 from assistant_engine.providers.windows import FRAMING_TOKENS_PER_PART
 
@@ -31,6 +37,10 @@ from assistant_engine.providers.windows import FRAMING_TOKENS_PER_PART
 # start, a summary of at most a quarter of the room beside them.
 KEEP_SHARE = 0.5
 FOLD_AT_MOST = 0.7
+
+
+# What opens a request whose history begins on the assistant's message (see the module's docstring).
+EARLIER_LEFT_OUT = UserText("(The earlier messages of this conversation are not sent.)")
 
 
 class HistoryTooLong(Exception):
@@ -130,3 +140,30 @@ def fit_full(items: Sequence[HistoryItem], *, room: int) -> Fit:
     if suffix_tokens(items)[0] > room:
         raise ConversationFull
     return Fit(0)
+
+
+def sent_from(items: Sequence[HistoryItem], start: int) -> list[HistoryItem]:
+    """What is sent of the history from `start` on: opened on the person's side
+    when it begins after the conversation's start on the assistant's message."""
+    sent = list(items[start:])
+    if start and sent and not isinstance(sent[0], UserText):
+        return [EARLIER_LEFT_OUT, *sent]
+    return sent
+
+
+def fit_last(items: Sequence[HistoryItem], *, messages: Sequence[int], starts: Sequence[int], turn_start: int,
+             count: int, room: int) -> Fit:
+    """Under "last": the `count` messages before the current turn and the turn
+    (last_messages_start). Should they not fit the model's room, from the
+    first place after that where the person speaks whose rest fits, never
+    after the turn's start."""
+    start = last_messages_start(messages, turn_start=turn_start, count=count)
+    suffix = suffix_tokens(items)
+    opens_on_a_reply = 0 < start < len(items) and not isinstance(items[start], UserText)
+    opening = item_tokens(EARLIER_LEFT_OUT) if opens_on_a_reply else 0
+    if suffix[start] + opening <= room:
+        return Fit(start)
+    fitting = [index for index in starts if start < index <= turn_start and suffix[index] <= room]
+    if not fitting:
+        raise HistoryTooLong
+    return Fit(fitting[0])

@@ -1,4 +1,5 @@
-"""The context window of a continuous conversation (Telegram): pure, no Django.
+"""The context window of a continuous conversation (Telegram), and the chlova
+seed's "last messages" window: pure, no Django.
 
 A continuous conversation never becomes "full". The model gets the most recent
 messages that fit the history bound, and never fewer than the last
@@ -42,3 +43,17 @@ def _suffix_totals(items: Sequence[WindowItem]) -> tuple[list[int], list[int]]:
         sizes[index] = sizes[index + 1] + items[index].size
         messages[index] = messages[index + 1] + (1 if items[index].counts else 0)
     return sizes, messages
+
+
+def last_messages_start(messages: Sequence[int], *, turn_start: int, count: int) -> int:
+    """Under an organization's "last" choice (the chlova seed's window: its
+    HISTORY_WINDOW last messages are replayed, then the new one): the index of
+    the first item sent. `messages`: where each of the person's and the
+    assistant's messages begins, in order (a tool call's result belongs to its
+    call's message, so the two are never parted); `turn_start`: where the
+    current turn begins. The `count` messages before the turn are sent, then
+    the turn whole; with no more than `count` before it, everything."""
+    before = [index for index in messages if index < turn_start]
+    if len(before) <= count:
+        return 0
+    return before[-count]

@@ -17,6 +17,7 @@ from assistant_engine.organizations.api import ORGANIZATION_PARAMETER, MemberAPI
 from conversations import selectors, services, thread_update
 from conversations.extensions import model_choices
 from conversations.serializers import (
+    ChlovaConversationSerializer,
     ConversationSerializer,
     ConversationSummarySerializer,
     UpsertResultSerializer,
@@ -147,6 +148,18 @@ SEARCH_PARAMETER = OpenApiParameter(
     f"(at most {selectors.SEARCH_MAX_CHARS} characters).")
 
 
+# CHLOVA's list is one array, not pages: its most recent conversations up to the largest page.
+CHLOVA_LIST_MAX = ConversationPagination.max_page_size
+
+
+def chlova_list_asked(request) -> bool:
+    """The deployment serves CHLOVA's client (ASSISTANT_CONVERSATIONS_LIST=chlova)
+    and the request asks for no page nor search, as that client's never does."""
+    asked = ("page", ConversationPagination.page_size_query_param, "q")
+    return settings.ASSISTANT_CONVERSATIONS_LIST == "chlova" and not any(
+        name in request.query_params for name in asked)
+
+
 class ConversationListView(MemberAPIView):
     pagination_class = ConversationPagination
 
@@ -155,9 +168,15 @@ class ConversationListView(MemberAPIView):
         responses=ConversationSummarySerializer(many=True),
         extensions=errors("invalid_page", "not_found", "query_too_long", "invalid_query"),
         description="The person's conversations, most recent first. A page past the last one is 404 `not_found`. "
-        "A search (`q`) has no `count` (null): `next` says whether more pages follow.",
+        "A search (`q`) has no `count` (null): `next` says whether more pages follow. A deployment that serves "
+        "CHLOVA's client (`ASSISTANT_CONVERSATIONS_LIST=chlova`) answers a request without `page`, `pageSize` "
+        f"and `q` with CHLOVA's form instead: a bare array of `{{id, title, createdAt, updatedAt}}`, the "
+        f"{CHLOVA_LIST_MAX} most recent.",
     )
     def get(self, request):
+        if chlova_list_asked(request):
+            threads = selectors.thread_list(self.member)[:CHLOVA_LIST_MAX]
+            return Response(ChlovaConversationSerializer(threads, many=True).data)
         query = request.query_params.get("q", "").strip()
         if len(query) > selectors.SEARCH_MAX_CHARS:
             raise bad_request("query_too_long", f"The search is limited to {selectors.SEARCH_MAX_CHARS} characters.",

@@ -148,6 +148,16 @@ class ConversationSummarySerializer(serializers.Serializer):
                             "organization's.")
 
 
+class ChlovaConversationSerializer(serializers.Serializer):
+    """One entry of CHLOVA's list (its docs/conversations.md: "id, titre, dates"),
+    under ASSISTANT_CONVERSATIONS_LIST=chlova."""
+
+    id = serializers.UUIDField(source="api_id")
+    title = StrictCharField()
+    createdAt = serializers.DateTimeField(source="created_at")  # noqa: N815
+    updatedAt = serializers.DateTimeField(source="updated_at")  # noqa: N815
+
+
 class UpsertResultSerializer(serializers.Serializer):
     applied = serializers.BooleanField(help_text="False when the stored version was newer and won.")
     conversation = ConversationSerializer()

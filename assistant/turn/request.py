@@ -12,10 +12,12 @@ from assistant.history_fit import (
     ConversationFull,
     HistoryTooLong,
     fit_full,
+    fit_last,
     fit_summarized,
     fit_window,
     history_bytes,
     history_parts,
+    sent_from,
 )
 from assistant.instructions import system_prompt
 from assistant.models import Turn
@@ -44,7 +46,7 @@ from credits.services import CreditsExhausted, MemberCapReached, credits_reserve
 
 logger = logging.getLogger("assistant.turn")
 
-SUMMARIZE, WINDOW, FULL = "summarize", "window", "full"
+SUMMARIZE, WINDOW, FULL, LAST = "summarize", "window", "full", "last"
 TOO_LONG_FOR_MODEL = "this message and what it needs are more than the model can read at once"
 
 
@@ -120,8 +122,7 @@ class RequestPhase(TurnState):
         fixed_bytes = len(self.system.encode()) + self.tools_bytes
         start = self._fit(input_room(self.option, max_tokens=max_tokens)
                           - request_token_bound(text_bytes=fixed_bytes, parts=0))
-        items = self.context.items
-        history = items[start:] if start else list(items)
+        history = sent_from(self.context.items, start)
         if start:  # a window: measure what is sent
             size, parts = history_bytes(history), history_parts(history)
         else:
@@ -134,13 +135,8 @@ class RequestPhase(TurnState):
         choice; under "summarize", the summary is extended first when needed."""
         items = self.context.items
         try:
-            if self.history_mode == FULL:
-                if self.context.size > settings.ASSISTANT_HISTORY_BYTES:
-                    raise ConversationFull
-                return fit_full(items, room=room).start
-            if self.history_mode == WINDOW:
-                return fit_window(items, room=room, max_bytes=settings.ASSISTANT_HISTORY_BYTES,
-                                  min_messages=settings.HISTORY_WINDOW).start
+            if self.history_mode in (FULL, WINDOW, LAST):
+                return self._fit_unsummarized(room)
             if self.context.tokens <= room:
                 return 0  # all of it fits: nothing more to read
             fit = fit_summarized(items, starts=[start.index for start in self.context.starts],
@@ -155,13 +151,33 @@ class RequestPhase(TurnState):
                 raise TurnStopped(Turn.FailureKind.BOUNDS, bounds_notice(TOO_LONG_FOR_MODEL))
         return 0
 
+    def _fit_unsummarized(self, room: int) -> int:
+        """The first history item sent under "full", "window" or "last"."""
+        items, context = self.context.items, self.context
+        if self.history_mode == FULL:
+            if context.size > settings.ASSISTANT_HISTORY_BYTES:
+                raise ConversationFull
+            return fit_full(items, room=room).start
+        if self.history_mode == LAST:
+            return fit_last(items, messages=context.messages, starts=[start.index for start in context.starts],
+                            turn_start=self._turn_start(), count=settings.HISTORY_WINDOW, room=room).start
+        return fit_window(items, room=room, max_bytes=settings.ASSISTANT_HISTORY_BYTES,
+                          min_messages=settings.HISTORY_WINDOW).start
+
+    def _turn_start(self) -> int:
+        """The index of the current turn's first message (its events block, else the person's)."""
+        starts = self.context.starts
+        if not starts:
+            return 0
+        return next((s.index for s in starts if s.turn_id == self.turn.id), starts[-1].index)
+
     def _latest_fold(self) -> int:
         """The last item a summary may fold up to: the current turn's first
         message (its events block, else the person's), and never a pending card's proposal."""
         starts = self.context.starts
         if not starts:
             return 0
-        latest = next((s.index for s in starts if s.turn_id == self.turn.id), starts[-1].index)
+        latest = self._turn_start()
         pending = pending_card_seq(self.turn.thread_id)
         if pending is not None:  # the last start before the proposal's message
             latest = min(latest, max((s.index for s in starts if s.seq <= pending), default=0))

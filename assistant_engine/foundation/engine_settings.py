@@ -144,6 +144,12 @@ ASSISTANT_MAX_STEPS = env_int("ASSISTANT_MAX_STEPS", 25, minimum=1)
 # Seconds POST /api/chat waits for the reply when the client states no preference
 # (CHLOVA's client: `{reply, conversationId}` in the answer); 0: 202 at once.
 ASSISTANT_CHAT_WAIT_SECONDS = env_int("ASSISTANT_CHAT_WAIT_SECONDS", 0, minimum=0)
+# The form of GET /api/conversations when the client asks for no page (no `page`,
+# `pageSize` nor `q`): "pages" ({count, next, previous, results}) or "chlova",
+# CHLOVA's client's bare array of {id, title, createdAt, updatedAt}, most recent first.
+ASSISTANT_CONVERSATIONS_LIST = env_str("ASSISTANT_CONVERSATIONS_LIST", "pages")
+if ASSISTANT_CONVERSATIONS_LIST not in ("pages", "chlova"):
+    raise ImproperlyConfigured("ASSISTANT_CONVERSATIONS_LIST must be 'pages' or 'chlova'.")
 ASSISTANT_MAX_TOOL_CALLS_PER_STEP = env_int("ASSISTANT_MAX_TOOL_CALLS_PER_STEP", 25, minimum=1)
 ASSISTANT_TURN_SECONDS = env_int("ASSISTANT_TURN_SECONDS", 8 * 60, minimum=1)
 ASSISTANT_TOOL_RESULT_CHARS = env_int("ASSISTANT_TOOL_RESULT_CHARS", 20_000, minimum=100)

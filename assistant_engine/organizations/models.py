@@ -34,6 +34,8 @@ class Organization(models.Model):
         # The hgdc seed's: a conversation is full at ASSISTANT_HISTORY_BYTES or the
         # model's window; a continuous one (Telegram) is never full, it uses the window.
         FULL = "full", "Everything, until the conversation is full"
+        # The chlova seed's: the last HISTORY_WINDOW (20) messages before the turn, then the turn; nothing older.
+        LAST = "last", "The last messages only (HISTORY_WINDOW)"
 
     name = models.CharField(max_length=200)
     slug = models.SlugField(max_length=60, unique=True)

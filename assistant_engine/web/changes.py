@@ -7,7 +7,9 @@ detail of another shape, is still shown: the kind's meaning and the detail."""
 import re
 from collections.abc import Callable
 
+from django.conf import settings
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
 from assistant_engine.organizations.models import OrganizationChange
 from assistant_engine.providers.models import ProviderKey
@@ -74,7 +76,10 @@ def _member_models(actor: str, detail: str, labels: dict) -> str | None:
 def _history_mode(actor: str, detail: str, labels: dict) -> str | None:
     modes = {"summarize": _("the older messages of long conversations summarized"),
              "window": _("only the most recent messages of long conversations"),
-             "full": _("every message, until a conversation is full")}
+             "full": _("every message, until a conversation is full"),
+             "last": ngettext("only the last message of each conversation",
+                              "only the last %(count)d messages of each conversation",
+                              settings.HISTORY_WINDOW) % {"count": settings.HISTORY_WINDOW}}
     if detail not in modes:
         return None
     return _("%(actor)s chose to send the assistant %(mode)s") % {"actor": actor, "mode": modes[detail]}

@@ -10,6 +10,7 @@ from datetime import datetime
 from functools import wraps
 
 from django import forms
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.db.models import OuterRef, Subquery
@@ -182,6 +183,7 @@ def _page(request, *, status: int = 200):
         **shell_context(request), "page": organization_page(request.member),
         "providers": ProviderKey.Provider.choices, "max_instructions": INSTRUCTIONS_MAX_CHARS,
         "deployment_alert_percents": ", ".join(map(str, alert_percents(""))),
+        "history_window": settings.HISTORY_WINDOW,
     }, status=status)
 
 

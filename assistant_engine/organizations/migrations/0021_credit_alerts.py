@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('assistant_organizations', '0019_apitoken_verbose_name'),
+        ('assistant_organizations', '0020_organization_history_mode_last'),
     ]
 
     operations = [
