@@ -7,11 +7,18 @@ from functools import cached_property
 
 import pytest
 from django.contrib.auth import get_user_model
+from hypothesis import settings as hypothesis_settings
 from rest_framework.test import APIClient
 
 from assistant_engine.organizations.members import Member
 from assistant_engine.organizations.models import Membership, Organization
 from assistant_engine.organizations.tokens import create_token
+
+# No deadline per example: on two busy cores a first time-zone load or a
+# database round trip takes longer than Hypothesis's 200 ms, a failure of the
+# machine, not of the property (a property test failed so under load).
+hypothesis_settings.register_profile("suite", deadline=None)
+hypothesis_settings.load_profile("suite")
 
 
 @dataclass
