@@ -255,3 +255,112 @@ def test_another_persons_store_is_apart_and_never_uploaded_into_the_wrong_accoun
     assert Thread.objects.filter(user=colleague.user).count() == 0
     assert Message.objects.filter(thread__user=owner.user).count() == 1
     assert any(state["dirtySince"] for state in database(page, owner)["states"])  # kept, for Olivia's next visit
+
+
+WRITE_ONE = """async (content) => {
+  const c = await window.memory.startConversation({ title: content });
+  await window.memory.addMessage(c.id, { role: 'user', content });
+  return c.id;
+}"""
+
+
+def page_state(page):
+    return page.evaluate("window.memory.status")
+
+
+def test_the_seeds_rule_by_default_a_tick_every_20_s_sends_what_waited_3_minutes(pages, owner):
+    page = pages.page(owner)
+    page.clock.install()  # Playwright's clock: Date and the timers of the page, moved on by the test
+    page.goto(PAGE)
+    open_memory(page)
+    assert page.evaluate("window.memory.options") == {
+        "syncIntervalMs": 20_000, "syncAfterMs": 180_000, "flushOnHide": True, "autoSync": True}
+    conversation = page.evaluate(WRITE_ONE, "Waits three minutes")
+    [state] = database(page, owner)["states"]
+
+    page.clock.run_for(150_000)  # seven ticks, none 3 minutes after the write
+    page.evaluate("window.memory.idle()")  # what those ticks did is done
+    assert page.evaluate("Date.now()") - state["dirtySince"] < 180_000
+    assert page_state(page)["waiting"] == 1
+    assert not threads_of(owner, conversation).exists()
+
+    # The first tick 3 minutes after the write (at most 3 min 20 s) sends it, once.
+    page.clock.run_for(60_000)
+    wait_until(lambda: page_state(page)["waiting"] == 0, message="the sync")
+    [thread] = threads_of(owner, conversation)
+    assert list(Message.objects.filter(thread=thread).values_list("content", flat=True)) == ["Waits three minutes"]
+
+
+CLOCKED = """async ([url]) => {
+  const { createConversationMemory } = await import(url);
+  const base = Date.now();
+  window.offset = 0;
+  window.memory = createConversationMemory({ autoSync: false, now: () => base + window.offset });
+  await window.memory.ready;
+}"""
+
+
+def test_exactly_3_minutes_and_a_server_error_keeps_it_waiting_silently(pages, owner):
+    page = pages.page(owner)
+    page.goto(PAGE)
+    page.evaluate(CLOCKED, [module_url()])
+    conversation = page.evaluate(WRITE_ONE, "On the boundary")
+
+    page.evaluate("window.offset = 179_999; window.memory.syncDue()")  # awaited: that sync is done
+    assert not threads_of(owner, conversation).exists()
+
+    # 3 minutes: due, but the server fails (503): nothing thrown, still waiting.
+    page.route("**/ai/conversations/**", lambda route: route.fulfill(
+        status=503, content_type="application/json", body='{"code": "unavailable", "detail": "Down."}'))
+    page.evaluate("window.offset = 180_000")
+    assert page.evaluate("window.memory.syncDue().then(() => 'resolved')") == "resolved"
+    status = page_state(page)
+    assert status["online"] is False and status["lastError"]["status"] == 503 and status["waiting"] == 1
+    assert not threads_of(owner, conversation).exists()
+    assert database(page, owner)["states"][0]["dirtySince"] is not None
+
+    page.unroute("**/ai/conversations/**")
+    page.evaluate("window.memory.syncDue()")
+    assert page_state(page)["online"] is True and page_state(page)["waiting"] == 0
+    [thread] = threads_of(owner, conversation)
+    assert Message.objects.filter(thread=thread).count() == 1
+
+    # A local edit older than another device's write, sent after it: the
+    # server keeps the newer, and its answer replaces the local version.
+    local = page.evaluate(f"window.memory.addMessage('{conversation}', {{ role: 'user', content: 'older' }})"
+                          f".then(() => window.memory.getConversation('{conversation}'))")
+    newer = server_document(conversation, "from the other device", updated_at=local["updatedAt"] + 1000)
+    put(owner, newer)
+    page.evaluate("window.offset = 360_000; window.memory.syncDue()")
+    got = page.evaluate(f"window.memory.getConversation('{conversation}')")
+    assert [m["content"] for m in got["messages"]] == ["from the other device"]
+    assert got["updatedAt"] == newer["updatedAt"]
+    assert [m["content"] for m in on_server(owner, conversation)["messages"]] == ["from the other device"]
+    assert page_state(page)["waiting"] == 0
+
+
+def test_a_hidden_tab_and_a_page_left_flush_what_waits(pages, owner):
+    page = pages.page(owner)
+    page.goto(PAGE)
+    open_memory(page)  # the defaults: nothing would go before 3 minutes
+    hidden = page.evaluate(WRITE_ONE, "Sent when the tab is hidden")
+    page.evaluate("""() => {
+      Object.defineProperty(document, 'visibilityState', { configurable: true, get: () => 'hidden' });
+      document.dispatchEvent(new Event('visibilitychange'));
+    }""")
+    page.wait_for_function("() => window.memory.status.waiting === 0")
+    assert threads_of(owner, hidden).count() == 1
+
+    # Leaving the page: its keepalive requests outlive it.
+    left = page.evaluate(WRITE_ONE, "Sent when the page is left")
+    page.goto("/inbox/")
+    wait_until(lambda: threads_of(owner, left).exists(), message="the pagehide flush")
+    [thread] = threads_of(owner, left)
+    assert list(Message.objects.filter(thread=thread).values_list("content", flat=True)) == [
+        "Sent when the page is left"]
+    # Still marked as waiting in IndexedDB (the answer came after the page left):
+    # the next visit sends it again, and the server keeps one version of it.
+    open_memory(page, **FAST)
+    page.wait_for_function(SETTLED)
+    assert Message.objects.filter(thread__user=owner.user).count() == 2
+    assert Thread.objects.filter(user=owner.user).count() == 2

@@ -237,6 +237,11 @@ export class ConversationMemory extends EventTarget {
     });
   }
 
+  // Resolves once the syncs asked for so far are done (a test, a host's spinner).
+  idle() {
+    return (this.running ?? Promise.resolve()).then(() => undefined);
+  }
+
   exclusive(work) {
     const run = async () => {
       const held = globalThis.navigator?.locks && this.userId !== null
