@@ -52,6 +52,13 @@ READ_DATABASE = """async (name) => {
   return { docs, states };
 }"""
 
+# Every violation of the app's CSP the page reports (the module must load without one).
+RECORD_VIOLATIONS = """
+window.__violations = [];
+document.addEventListener('securitypolicyviolation',
+  (event) => window.__violations.push(`${event.violatedDirective} ${event.blockedURI}`));
+"""
+
 SETTLED = "() => window.memory.status.hydrated && window.memory.status.waiting === 0"
 FAST = {"syncIntervalMs": 100, "syncAfterMs": 300}
 
@@ -139,6 +146,7 @@ def test_offline_then_online_nothing_lost_nothing_doubled(pages, owner):
     for name in ("mine-wins", "theirs-wins", "doomed"):
         put(owner, server_document(name, f"{name} on the server", updated_at=start))
     page = pages.page(owner)
+    page.context.add_init_script(RECORD_VIOLATIONS)
     page.goto(PAGE)
     status = open_memory(page, **FAST)
     assert status["hydrated"] and status["userId"] == str(owner.user.id)
@@ -208,6 +216,7 @@ def test_offline_then_online_nothing_lost_nothing_doubled(pages, owner):
     # Syncing again changes nothing: nothing doubled.
     page.evaluate("window.memory.flush()")
     assert Message.objects.filter(thread__user=owner.user).count() == 7
+    assert page.evaluate("window.__violations") == []
 
     # A fresh browser of the same person hydrates the server's conversations.
     fresh = pages.page(owner)
