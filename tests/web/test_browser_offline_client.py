@@ -265,6 +265,30 @@ def test_another_persons_store_is_apart_and_never_uploaded_into_the_wrong_accoun
     assert Message.objects.filter(thread__user=owner.user).count() == 1
     assert any(state["dirtySince"] for state in database(page, owner)["states"])  # kept, for Olivia's next visit
 
+    # Back to the person the session is for: their store, synced again.
+    status = page.evaluate(f"window.memory.setUser('{colleague.user.id}').then(() => window.memory.status)")
+    assert status["userId"] == str(colleague.user.id) and status["hydrated"] is True
+
+
+def test_two_tabs_of_one_person_write_one_store_and_the_server_gets_each_message_once(pages, owner):
+    first = pages.page(owner)
+    first.goto(PAGE)
+    open_memory(first, **FAST)
+    second = first.context.new_page()
+    second.on("pageerror", lambda error: pages.errors.append(str(error)))
+    second.goto(PAGE)
+    open_memory(second, **FAST)
+    conversation = first.evaluate(WRITE_ONE, "from the first tab")
+    second.evaluate(f"window.memory.addMessage('{conversation}', {{ role: 'assistant', content: 'from the second' }})")
+    first.evaluate(f"window.memory.addMessage('{conversation}', {{ role: 'user', content: 'the first again' }})")
+    for page in (first, second):
+        page.wait_for_function(SETTLED)
+    [thread] = threads_of(owner, conversation)
+    assert list(Message.objects.filter(thread=thread).order_by("seq").values_list("content", flat=True)) == [
+        "from the first tab", "from the second", "the first again"]
+    got = second.evaluate(f"window.memory.getConversation('{conversation}')")
+    assert [m["content"] for m in got["messages"]] == ["from the first tab", "from the second", "the first again"]
+
 
 WRITE_ONE = """async (content) => {
   const c = await window.memory.startConversation({ title: content });

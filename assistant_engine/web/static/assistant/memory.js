@@ -69,8 +69,11 @@ export class ConversationMemory extends EventTarget {
 
   // Login, logout (null) or another person: everything is reloaded for them.
   // Resolves to their conversations once the server's are merged in (or at
-  // once from the local store when the server is away).
-  async setUser(userId) {
+  // once from the local store when the server is away). A page that signs
+  // people in without a reload says who its session is for now:
+  // `setUser(id, { signedInUser: id })`.
+  async setUser(userId, { signedInUser } = {}) {
+    if (signedInUser !== undefined) this.signedInUser = signedInUser;
     const previous = this.userId;
     this.stopTimer();
     if (previous != null && String(previous) !== String(userId)) this.local.close(previous);
@@ -244,11 +247,14 @@ export class ConversationMemory extends EventTarget {
 
   exclusive(work) {
     const run = async () => {
-      const held = globalThis.navigator?.locks && this.userId !== null
-        ? await navigator.locks.request(`assistant-memory:${this.userId}`, { ifAvailable: true },
-          async (lock) => (lock ? { value: await this.safely(work) } : null))
-        : { value: await this.safely(work) };
-      return held?.value;
+      if (!globalThis.navigator?.locks || this.userId === null) return this.safely(work);
+      try {
+        const held = await navigator.locks.request(`assistant-memory:${this.userId}`, { ifAvailable: true },
+          async (lock) => (lock ? { value: await this.safely(work) } : null));
+        return held?.value;
+      } catch {
+        return this.safely(work); // no lock to be had here (an opaque origin): this tab alone
+      }
     };
     this.running = (this.running ?? Promise.resolve()).then(run, run);
     return this.running;
