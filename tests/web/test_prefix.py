@@ -122,6 +122,7 @@ def test_the_tag_alone_brings_each_asset_once_on_a_bare_page(owner):
     [config] = parser.configs
     config = json.loads(config)
     assert (config["base"], config["api"], config["organization"]) == ("/helper/", "/helper/api/", "acme")
+    assert (config["ai"], config["user"]) == ("/helper/ai/", str(owner.user.id))  # memory.js's /ai/ root and person
     assert len(config["csrfToken"]) >= 32  # the scripts' X-CSRFToken, without a <meta> of the product's
     assert outside_the_prefix(parser) == []
     assert 'aria-label="Assistant"' in html and "<assistant-chat" in html

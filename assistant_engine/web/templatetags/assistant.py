@@ -45,6 +45,10 @@ def script_config(request, member: Member) -> dict:
     return {
         "base": reverse("web-chat"),
         "api": api_root,
+        # The esm-ai-memory door's root and the person it answers for: the
+        # offline client (memory.js) syncs only the store of this person.
+        "ai": reverse("ai-conversation-list").removesuffix("conversations"),
+        "user": str(member.user_id),
         "csrfToken": get_token(request),
         "organization": member.organization_slug,
     }
