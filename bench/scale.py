@@ -44,6 +44,8 @@ ORGS = int(os.environ.get("BENCH_SCALE_ORGS", "50"))
 PEOPLE, THREADS, MESSAGES = 10, 10, 10
 PROBE = {"people": ROUNDS + 3, "threads": 20, "messages": 19}  # the probe organization, identical at both sizes
 SIZES = {"S1": ORGS, "S10": 10 * ORGS}
+# Besides the small ones, a few large organizations (scale_paths.CROWD's shape): 3 of S1's 50.
+LARGE = {size: orgs * 3 // 50 for size, orgs in SIZES.items()}
 
 
 def start_postgres() -> tuple[str, Path | None]:
@@ -94,7 +96,9 @@ def build(size: str) -> dict:
     adopt_model_defaults()
     seed_tenants("probe", orgs=1, **PROBE)
     seed_tenants("big", orgs=1, people=1, threads=10 * PROBE["threads"], messages=PROBE["messages"])
+    seed_tenants("crowd", orgs=1, **scale_paths.CROWD)
     seed_tenants("other", orgs=SIZES[size], people=PEOPLE, threads=THREADS, messages=MESSAGES)
+    seed_tenants("large", orgs=LARGE[size], **scale_paths.CROWD)
     context = scale_paths.prepare(ROUNDS)
     connection.close()
     with psycopg.connect(f"{BASE}/scale_{size.lower()}", autocommit=True) as db:
