@@ -2,8 +2,9 @@
 page's) own data, or the whole deployment's? Not part of `make test`.
 
 Two databases of one PostgreSQL: S1 and S10. Both hold the same probe
-organization (its people and their data identical); S10 holds 10× the other
-tenants of S1 (sizes below, BENCH_SCALE_* to change them). Every path runs at
+organization (its people and their data identical) and the same large one
+(240 people); S10 holds 10× the other tenants of S1, small organizations and
+a few large ones (sizes below, BENCH_SCALE_* to change them). Every path runs at
 both sizes, interleaved (path by path, round by round, the size that goes first
 alternating) so the machine's noise hits both alike. Per path: the SQL queries,
 the median at each size, the ratio S10 ÷ S1, and whether any plan (EXPLAIN
