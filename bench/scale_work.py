@@ -32,8 +32,10 @@ OLD_ACCESSES = """INSERT INTO assistant_organizations_staffaccess (at, staff_use
 OLD_UPDATES = """INSERT INTO telegram_surface_receivedupdate (update_id, received_at, handled_at)
     SELECT 1000000 * %(round)s + n, now() - interval '3 days', now() - interval '3 days'
     FROM generate_series(1, %(k)s) n"""
+# The job leaves them as it found them (enqueued again, no worker here): done before the next sample.
+ERASURES_DONE = "UPDATE assistant_erasure SET status = 'done' WHERE status = 'running'"
 STALLED_ERASURES = [
-    "UPDATE assistant_erasure SET status = 'done' WHERE status = 'running'",  # the previous sample's
+    ERASURES_DONE,
     """INSERT INTO assistant_erasure (id, subject_id, status, batches, counts, blocked_by, created_at, updated_at)
        SELECT gen_random_uuid(), 1000000000 + 1000 * %(round)s + n, 'running', 1, '{}', '',
               now() - interval '1 hour', now() - interval '1 hour'
