@@ -39,6 +39,7 @@ from assistant.turn.outcome import NOTICES, Outcome
 from assistant.turn.settle import RELEASE, STUCK, finish_turn
 from assistant_engine.foundation.broker_folders import ensure_broker_folders
 from assistant_engine.organizations.personal_data import ErasureProgress, close_access, erase_user
+from conversations.deletion import threads_delete
 from conversations.files import purge_unattached_files
 from conversations.models import Thread
 
@@ -178,7 +179,7 @@ def purge_idle_threads(now: datetime | None = None, batch_size: int | None = Non
             )
             if not ids:
                 break
-            _, per_model = Thread.objects.filter(id__in=ids).delete()
+            _, per_model = threads_delete(ids)  # a few per statement: their cascades read the index
         threads += len(ids)
         batches += 1
         for label, count in per_model.items():

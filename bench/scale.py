@@ -2,8 +2,9 @@
 page's) own data, or the whole deployment's? Not part of `make test`.
 
 Two databases of one PostgreSQL: S1 and S10. Both hold the same probe
-organization (its people and their data identical); S10 holds 10× the other
-tenants of S1 (sizes below, BENCH_SCALE_* to change them). Every path runs at
+organization (its people and their data identical) and the same large one
+(240 people); S10 holds 10× the other tenants of S1, small organizations and
+a few large ones (sizes below, BENCH_SCALE_* to change them). Every path runs at
 both sizes, interleaved (path by path, round by round, the size that goes first
 alternating) so the machine's noise hits both alike. Per path: the SQL queries,
 the median at each size, the ratio S10 ÷ S1, and whether any plan (EXPLAIN
@@ -44,6 +45,8 @@ ORGS = int(os.environ.get("BENCH_SCALE_ORGS", "50"))
 PEOPLE, THREADS, MESSAGES = 10, 10, 10
 PROBE = {"people": ROUNDS + 3, "threads": 20, "messages": 19}  # the probe organization, identical at both sizes
 SIZES = {"S1": ORGS, "S10": 10 * ORGS}
+# Besides the small ones, a few large organizations (scale_paths.CROWD's shape): 3 of S1's 50.
+LARGE = {size: orgs * 3 // 50 for size, orgs in SIZES.items()}
 
 
 def start_postgres() -> tuple[str, Path | None]:
@@ -94,7 +97,9 @@ def build(size: str) -> dict:
     adopt_model_defaults()
     seed_tenants("probe", orgs=1, **PROBE)
     seed_tenants("big", orgs=1, people=1, threads=10 * PROBE["threads"], messages=PROBE["messages"])
+    seed_tenants("crowd", orgs=1, **scale_paths.CROWD)
     seed_tenants("other", orgs=SIZES[size], people=PEOPLE, threads=THREADS, messages=MESSAGES)
+    seed_tenants("large", orgs=LARGE[size], **scale_paths.CROWD)
     context = scale_paths.prepare(ROUNDS)
     connection.close()
     with psycopg.connect(f"{BASE}/scale_{size.lower()}", autocommit=True) as db:

@@ -29,10 +29,14 @@ from assistant_engine.organizations.models import Membership, Organization
 from assistant_engine.organizations.personal_data import erase_user, export_user, export_user_stream
 from assistant_engine.organizations.tokens import expired_tokens_purge
 from assistant_engine.surfaces.telegram.handlers import telegram_purge
+from bench import scale_work
 from conversations.models import Thread
 from tests.fakes.scripted import ScriptedClient, say
 
 READ_FACTOR, READ_FLOOR = 100, 1000
+# The large probe organization, identical at both sizes (bench/scale.py seeds
+# it, and other large organizations of its shape, more of them at S10).
+CROWD = {"people": 240, "threads": 5, "messages": 10}
 
 
 @dataclass(frozen=True)
@@ -56,10 +60,13 @@ def prepare(rounds: int) -> dict:
     admin.force_login(root)
     thread = Thread.objects.filter(user=olivia).order_by("-updated_at").first()
     big = Membership.objects.select_related("organization").get(user__username="big-1-1")
+    # One more than the rounds: the plans' run erases one too.
+    one_each = range(2, 2 + rounds + 1)
     return {
         "api": api, "web": web, "admin": admin, "member": member_from_membership(membership),
         "big": member_from_membership(big), "thread": str(thread.id),
-        "erasable": [users.get(username=f"probe-1-{n}").pk for n in range(2, 2 + rounds + 1)],  # one more for the plans
+        "erasable": [users.get(username=f"probe-1-{n}").pk for n in one_each],
+        "erasable_in_crowd": [users.get(username=f"crowd-1-{n}").pk for n in one_each],
         "month": f"{timezone.now():%Y-%m}", "today": timezone.now().date(),
     }
 
@@ -91,8 +98,8 @@ def submit(context, _round):
     return chat_submit(context["member"], message="What is in the budget?", conversation_id=None).turn_id
 
 
-def erase(context, round_number):
-    user = get_user_model().objects.get(pk=context["erasable"][round_number])
+def erase(context, round_number, among="erasable"):
+    user = get_user_model().objects.get(pk=context[among][round_number])
     while not erase_user(user, settings.ASSISTANT_ERASURE_BATCH_SIZE).done:
         pass
 
@@ -102,8 +109,13 @@ def erase(context, round_number):
 JOB_REPEAT = 10
 
 
-def job(fn: Callable) -> Path:
-    return Path(lambda _context, _prepared: fn(), repeat=JOB_REPEAT)
+def job(fn: Callable, setup: Callable | None = None) -> Path:
+    return Path(lambda _context, _prepared: fn(), setup=setup, repeat=JOB_REPEAT)
+
+
+def job_with_work(fn: Callable, *statements: str) -> Path:
+    """The job once, after its work was made (bench/scale_work.py, not timed)."""
+    return Path(lambda _context, _prepared: fn(), setup=scale_work.work(*statements))
 
 
 PATHS: dict[str, Path] = {
@@ -125,11 +137,16 @@ PATHS: dict[str, Path] = {
         say("The budget is in your notes."))), setup=submit),
     "erasure of a person (380 messages)": Path(lambda context, round_number: erase(context, round_number),
                                                setup=lambda _context, round_number: round_number),
+    f"erasure of a person in a {CROWD['people']}-person organization "
+    f"({CROWD['threads'] * CROWD['messages']} messages)": Path(
+        lambda context, round_number: erase(context, round_number, among="erasable_in_crowd"),
+        setup=lambda _context, round_number: round_number),
     "job: fail stuck turns": job(maintenance.fail_stuck_turns),
     "job: sweep queued turns": job(maintenance.sweep_queued_turns),
     "job: expire cards": job(cards_expire),
     "job: interrupted-card sweep": job(cards_mark_interrupted),
-    "job: continue erasures": job(maintenance.continue_erasures),
+    # (The erasures the job with work left stalled are done first: this one finds nothing.)
+    "job: continue erasures": job(maintenance.continue_erasures, setup=scale_work.work(scale_work.ERASURES_DONE)),
     "job: purge idle conversations": job(maintenance.purge_idle_threads),
     "job: purge staff accesses": job(staff_accesses_purge),
     "job: purge expired tokens": job(expired_tokens_purge),
@@ -152,6 +169,22 @@ PATHS: dict[str, Path] = {
     "admin export: ledger of an organization's month": export("ledger", "csv"),
     "admin export: usage of an organization's month": export("usage", "csv"),
 }
+
+
+# The jobs again, each once after its work was made (bench/scale_work.py, not timed).
+JOBS_WITH_WORK = {
+    "fail stuck turns": (maintenance.fail_stuck_turns, *scale_work.STUCK_TURNS),
+    "sweep queued turns": (maintenance.sweep_queued_turns, *scale_work.QUEUED_TURNS),
+    "expire cards": (cards_expire, scale_work.EXPIRED_CARDS),
+    "interrupted-card sweep": (cards_mark_interrupted, scale_work.INTERRUPTED_CARDS),
+    "continue erasures": (maintenance.continue_erasures, *scale_work.STALLED_ERASURES),
+    "purge idle conversations": (maintenance.purge_idle_threads, scale_work.IDLE),
+    "purge staff accesses": (staff_accesses_purge, scale_work.OLD_ACCESSES),
+    "purge expired tokens": (expired_tokens_purge, scale_work.EXPIRED_TOKENS),
+    "purge Telegram updates": (lambda: telegram_purge(older_than=timedelta(days=2)), scale_work.OLD_UPDATES),
+}
+PATHS.update({f"job: {name}, {scale_work.WORK} found": job_with_work(fn, *statements)
+              for name, (fn, *statements) in JOBS_WITH_WORK.items()})
 
 
 def timed(path: Path, context: dict, round_number: int) -> tuple[float, int]:

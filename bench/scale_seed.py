@@ -9,7 +9,8 @@ assistant message, one card (confirmed with its outcome; every tenth pending, no
 yet expired); per person an unexpired API token and the month totals of
 its turns. Every message holds the common word `hello`; the rarer `budget` is
 in one message of every seventh conversation. Timestamps fall in the last 30 days, so the periodic jobs find
-nothing to do (what they cost is finding that out).
+nothing to do in the seed itself (what they cost is finding that out); bench/scale_work.py gives them their
+work before each sample of the rows that measure a job with work.
 """
 
 import json
