@@ -36,6 +36,12 @@ from tests.sampling import Sampling  # noqa: E402
 OPTION = "anthropic-claude-haiku-4-5"
 PIECES = 32
 BENCH_APP = "bench-turns"  # this script's own connections, not counted
+OBSERVER = "bench_observer"  # this script's database role: its own statements are not the turns'
+STATEMENTS = "-c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.max=10000"
+# The stack's own statements: not this script's role, nor the foreign keys' checks that
+# PostgreSQL's triggers run inside a statement ("SELECT 1 FROM ONLY … FOR KEY SHARE").
+OWN_STATEMENTS = ("FROM pg_stat_statements s JOIN pg_roles r ON r.oid = s.userid "
+                  "WHERE r.rolname <> %s AND query NOT LIKE 'SELECT %% FROM ONLY %%FOR KEY SHARE OF x'")
 
 
 def free_port() -> int:
@@ -68,17 +74,58 @@ def start_model(count: int, seconds: float) -> tuple[str, subprocess.Popen]:
     return process.stdout.readline().strip(), process
 
 
-def start_databases(out: Path) -> tuple[str, str, list]:
+def start_databases(out: Path) -> tuple[str, str, str, list]:
+    """PostgreSQL (counting statements: pg_stat_statements) and Redis; the
+    stack's URL, this script's own (another role: its polling is not counted), Redis's."""
     url = subprocess.check_output([str(ROOT / "scripts/pg.sh"), "start", str(out / "pg"), str(free_port())],
-                                  text=True).strip()
+                                  text=True, env=os.environ | {"PG_OPTIONS": STATEMENTS}).strip()
     admin = url.rsplit("/", 1)[0] + "/postgres"
     with psycopg.connect(admin, autocommit=True) as connection:
         connection.execute("CREATE DATABASE assistant")
+        connection.execute(f"CREATE ROLE {OBSERVER} SUPERUSER LOGIN")
+    with psycopg.connect(url, autocommit=True) as connection:
+        connection.execute("CREATE EXTENSION pg_stat_statements")
+    observer_url = url.replace("postgres://postgres@", f"postgres://{OBSERVER}@", 1)
     redis_port = free_port()
     redis = subprocess.Popen(["redis-server", "--port", str(redis_port), "--bind", "127.0.0.1", "--save", "",
                               "--appendonly", "no", "--dir", str(out)], stdout=open(out / "redis.log", "wb"),  # noqa: SIM115
                              stderr=subprocess.STDOUT)
-    return url, f"redis://127.0.0.1:{redis_port}/0", [redis]
+    return url, observer_url, f"redis://127.0.0.1:{redis_port}/0", [redis]
+
+
+class Footprint:
+    """What the stack asked of PostgreSQL between `start` and `stop`: its
+    statements (pg_stat_statements, BEGIN and COMMIT included, this script's
+    own role left out) and the bytes it wrote (WAL)."""
+
+    def __init__(self, observer_url: str):
+        self.observer_url = observer_url
+        self.statements = self.wal_bytes = 0
+
+    def _read(self) -> tuple[int, int]:
+        with psycopg.connect(self.observer_url, autocommit=True) as connection:
+            statements = connection.execute(f"SELECT coalesce(sum(calls), 0) {OWN_STATEMENTS}",
+                                            [OBSERVER]).fetchone()[0]
+            lsn = connection.execute("SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')").fetchone()[0]
+        return int(statements), int(lsn)
+
+    def start(self) -> None:
+        self.statements, self.wal_bytes = self._read()
+
+    def stop(self) -> None:
+        statements, wal = self._read()
+        self.statements, self.wal_bytes = statements - self.statements, wal - self.wal_bytes
+
+    def most_called(self, count: int = 10) -> list[tuple[int, str]]:
+        """The stack's most frequent statements since the reset (their calls, their text's start)."""
+        with psycopg.connect(self.observer_url, autocommit=True) as connection:
+            return connection.execute(
+                f"SELECT calls, left(regexp_replace(query, '\\s+', ' ', 'g'), 90) {OWN_STATEMENTS} "
+                "ORDER BY calls DESC, query LIMIT %s", [OBSERVER, count]).fetchall()
+
+    def reset(self) -> None:
+        with psycopg.connect(self.observer_url, autocommit=True) as connection:
+            connection.execute("SELECT pg_stat_statements_reset()")
 
 
 def seed(env: dict[str, str]) -> str:
@@ -163,9 +210,9 @@ class Sampler(Sampling):
             self.connection.close()
 
 
-def run_turns(base: str, token: str, database_url: str, count: int) -> tuple[float, dict[str, int]]:
+def run_turns(base: str, token: str, observer_url: str, count: int) -> tuple[float, dict[str, int], list]:
     """Posts `count` turns at once; seconds from the posts until the last turn
-    ended (its finished_at), and their statuses."""
+    ended (its finished_at), their statuses and ids."""
     async def post_all() -> list[str]:
         limits = httpx.Limits(max_connections=count)
         async with httpx.AsyncClient(base_url=base, timeout=300, limits=limits,
@@ -180,7 +227,7 @@ def run_turns(base: str, token: str, database_url: str, count: int) -> tuple[flo
     started, started_at = time.monotonic(), time.time()
     turn_ids = asyncio.run(post_all())
     posted = time.monotonic() - started
-    with psycopg.connect(database_url, autocommit=True, application_name=BENCH_APP) as connection:
+    with psycopg.connect(observer_url, autocommit=True, application_name=BENCH_APP) as connection:
         while True:
             rows = connection.execute("SELECT status, count(*) FROM assistant_turn WHERE id = ANY(%s) GROUP BY 1",
                                       [turn_ids]).fetchall()
@@ -191,19 +238,25 @@ def run_turns(base: str, token: str, database_url: str, count: int) -> tuple[flo
                     "SELECT extract(epoch FROM max(started_at)), extract(epoch FROM max(finished_at)) "
                     "FROM assistant_turn WHERE id = ANY(%s)", [turn_ids]).fetchone()
                 statuses |= {"posted_s": round(posted, 1), "last_started_s": round(float(last_started) - started_at, 1)}
-                return float(last_finished) - started_at, statuses
+                return float(last_finished) - started_at, statuses, turn_ids
             if time.monotonic() - started > 600:
                 raise TimeoutError(f"turns still running after 600 s: {statuses}")
             time.sleep(0.05)
 
 
-def held_credits(database_url: str) -> int:
-    with psycopg.connect(database_url, autocommit=True, application_name=BENCH_APP) as connection:
+def held_credits(observer_url: str) -> int:
+    with psycopg.connect(observer_url, autocommit=True, application_name=BENCH_APP) as connection:
         return connection.execute("SELECT coalesce(sum(reserved_micros), 0) FROM credits_creditaccount").fetchone()[0]
 
 
-def measure(turns: int, model_seconds: float, out: Path) -> dict:
-    database_url, redis_url, extras = start_databases(out)
+def steps_of(observer_url: str, turn_ids: list) -> int:
+    with psycopg.connect(observer_url, autocommit=True, application_name=BENCH_APP) as connection:
+        return int(connection.execute("SELECT coalesce(sum(steps), 0) FROM assistant_turn WHERE id = ANY(%s)",
+                                      [turn_ids]).fetchone()[0])
+
+
+def measure(turns: int, model_seconds: float, out: Path, worker_concurrency: int | None = None) -> dict:
+    database_url, observer_url, redis_url, extras = start_databases(out)
     env = dict(os.environ, PYTHONPATH=str(ROOT), DJANGO_SETTINGS_MODULE="config.settings", DEBUG="0",
                SECRET_KEY="bench-only-secret", ASSISTANT_KEYS_SECRET="bench-only-keys-secret",
                EMAIL_BACKEND="django.core.mail.backends.locmem.EmailBackend", DATABASE_URL=database_url,
@@ -213,6 +266,8 @@ def measure(turns: int, model_seconds: float, out: Path) -> dict:
                STATIC_ROOT=str(out / "static"), LOG_LEVEL="INFO")
     for name in ("WORKER_CONCURRENCY", "WORKER_POOL", "WEB_CONCURRENCY", "DATABASE_POOL_SIZE", "WORKER_OPTIONS"):
         env.pop(name, None)  # serve.sh's defaults
+    if worker_concurrency:
+        env["WORKER_CONCURRENCY"] = str(worker_concurrency)  # the operator's 1,000-thread worker (issue 36.1)
     processes: dict[str, subprocess.Popen] = {}
     model_url, model = start_model(turns + 2, model_seconds)
     extras.append(model)
@@ -223,19 +278,25 @@ def measure(turns: int, model_seconds: float, out: Path) -> dict:
         token = seed(env)
         start_stack(env, out, processes)
         base = f"http://127.0.0.1:{env['PORT']}"
-        run_turns(base, token, database_url, 1)  # warm-up: first requests, the SDK's client
-        one, _ = run_turns(base, token, database_url, 1)
+        run_turns(base, token, observer_url, 1)  # warm-up: first requests, the SDK's client
+        one, _, _ = run_turns(base, token, observer_url, 1)
         idle_rss = rss_mib(processes["worker"].pid)
         cpu_before = {kind: cpu_seconds(process.pid) for kind, process in processes.items()}
-        with Sampler(database_url, processes["worker"].pid) as sampler:
-            total, statuses = run_turns(base, token, database_url, turns)
-        cpu = {kind: round(cpu_seconds(process.pid) - cpu_before[kind], 1) for kind, process in processes.items()}
+        footprint = Footprint(observer_url)
+        footprint.reset()  # the counts below are the run's: the most called statements too
+        footprint.start()
+        with Sampler(observer_url, processes["worker"].pid) as sampler:
+            total, statuses, turn_ids = run_turns(base, token, observer_url, turns)
+        footprint.stop()
+        cpu = {kind: round(cpu_seconds(process.pid) - cpu_before[kind], 2) for kind, process in processes.items()}
         threads = len(os.listdir(f"/proc/{processes['worker'].pid}/task"))
         return {"turns": turns, "model_seconds": model_seconds, "one": one, "total": total,
                 "statuses": statuses, "idle_rss": idle_rss, "rss": sampler.rss,
                 "connections": sampler.connections, "connections_by_kind": sampler.by_kind,
-                "worker_threads": threads, "cpu_seconds": cpu,
-                "held_after": int(held_credits(database_url))}
+                "worker_threads": threads, "cpu_seconds": cpu, "steps": steps_of(observer_url, turn_ids),
+                "statements": footprint.statements, "wal_bytes": footprint.wal_bytes,
+                "most_called": footprint.most_called(),
+                "worker_concurrency": worker_concurrency, "held_after": int(held_credits(observer_url))}
     finally:
         for process in (*processes.values(), *extras):
             if process.poll() is None:
@@ -247,14 +308,15 @@ def measure(turns: int, model_seconds: float, out: Path) -> dict:
 def report(result: dict) -> str:
     load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
     when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
-    ratio = result["total"] / result["one"]
+    ratio, turns = result["total"] / result["one"], result["turns"]
     per_turn = (result["rss"] - result["idle_rss"]) / result["turns"] * 1024
     kinds = ", ".join(f"{kind or '?'} {count}" for kind, count in sorted(result["connections_by_kind"].items()))
     return (
         f"\n### {when} — {result['turns']} turns at once on one worker process (`make bench-turns`) — "
         f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, PostgreSQL + Redis; "
         f"load average at the end {load}\n\n"
-        f"`scripts/serve.sh` defaults (worker: threads pool, 200 threads; web: 2 processes; beat), a fake "
+        f"`scripts/serve.sh` defaults (worker: threads pool, {result['worker_concurrency'] or 200} threads; "
+        "web: 2 processes; beat), a fake "
         f"Anthropic server streaming each answer over {result['model_seconds']:g} s.\n\n"
         "| figure | value | target |\n|---|---|---|\n"
         f"| one turn alone (POST → its end) | {result['one']:.1f} s | |\n"
@@ -265,19 +327,34 @@ def report(result: dict) -> str:
         f"{result['statuses']['last_started_s']} s | |\n"
         f"| CPU seconds during the run (worker; web processes) | {result['cpu_seconds']['worker']}; "
         f"{result['cpu_seconds']['web']} | |\n"
+        f"| CPU per turn (worker; web), from the processes' own counters | "
+        f"{result['cpu_seconds']['worker'] / turns * 1000:.1f} ms; "
+        f"{result['cpu_seconds']['web'] / turns * 1000:.1f} ms | |\n"
+        f"| SQL statements per turn; per step (web and worker, BEGIN/COMMIT included) | "
+        f"{result['statements'] / turns:.1f}; {result['statements'] / max(result['steps'], 1):.1f} | |\n"
+        f"| bytes written per turn (PostgreSQL's WAL) | {result['wal_bytes'] / turns / 1024:.1f} KiB | |\n"
         f"| worker resident memory, peak (idle after one turn) | {result['rss']:.0f} MiB "
         f"({result['idle_rss']:.0f} MiB) | ≤ 1 GiB |\n"
         f"| memory per running turn ((peak − idle) / turns) | {per_turn:.0f} KiB | |\n"
         f"| PostgreSQL client connections, whole stack, peak | {result['connections']:.0f} "
         f"(peak per kind: {kinds}) | ≤ 60 |\n"
         f"| credits held after the run | {result['held_after']} µ | 0 |\n"
+        + most_called_table(result)
     )
+
+
+def most_called_table(result: dict) -> str:
+    """The statements a turn runs most (pg_stat_statements), per turn: where its queries go."""
+    rows = "".join(f"| {calls / result['turns']:.2f} | `{text.replace('|', '/')}` |\n"
+                   for calls, text in result["most_called"])
+    return f"\nThe most frequent statements, per turn:\n\n| per turn | statement |\n|---|---|\n{rows}"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--turns", type=int, default=200)
     parser.add_argument("--model-seconds", type=float, default=8.0)
+    parser.add_argument("--worker-concurrency", type=int, help="the worker's threads (serve.sh's default: 200)")
     parser.add_argument("--write", action="store_true", help="append the result to bench/README.md")
     parser.add_argument("--serve-model", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -287,7 +364,7 @@ def main() -> None:
         sys.exit("redis-server is needed (apt-get install redis-server)")
     out = Path(tempfile.mkdtemp(prefix="bench-turns-"))
     out.chmod(0o755)  # the postgres user reaches its data folder inside
-    result = measure(args.turns, args.model_seconds, out)
+    result = measure(args.turns, args.model_seconds, out, args.worker_concurrency)
     print(json.dumps(result, indent=2, default=str))
     text = report(result)
     print(text)

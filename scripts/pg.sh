@@ -3,6 +3,7 @@
 # binaries, listening on 127.0.0.1 only. PostgreSQL refuses to run as root, so
 # the server runs as the `postgres` system user that Debian's package creates.
 #   scripts/pg.sh start DIR PORT   prints the DATABASE_URL to use
+#     (PG_OPTIONS: more server settings, e.g. "-c shared_preload_libraries=pg_stat_statements")
 #   scripts/pg.sh stop DIR
 set -euo pipefail
 
@@ -24,7 +25,7 @@ case "${1:-}" in
     [ "$(id -u)" = 0 ] && chown postgres "$dir"
     as_pg "$bin/initdb" -D "$dir/data" -U postgres -A trust --no-sync -E UTF8 >/dev/null
     as_pg "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w \
-      -o "-h 127.0.0.1 -p $port -k $dir -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200" \
+      -o "-h 127.0.0.1 -p $port -k $dir -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200 ${PG_OPTIONS:-}" \
       start >/dev/null
     echo "postgres://postgres@127.0.0.1:$port/assistant"
     ;;
