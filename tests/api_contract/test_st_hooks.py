@@ -91,9 +91,13 @@ def test_no_accepted_negative_data_is_set_aside():
 
 def test_only_the_rules_json_schema_cannot_state_are_set_aside_among_rejected_positive_data():
     rejected = SimpleNamespace(code="ST202")
+    later = answer(400, {"code": "invalid", "fields": {"createdAt": ["Must not be later than updatedAt."]}})
+    assert st_hooks.filter_failure(None, rejected, case(), later) is False
+    # An updatedAt ahead of the clock is accepted now (issue 34.11): such a refusal would be a finding.
     future = answer(400, {"code": "invalid", "fields": {"updatedAt": ["Must not be in the future."]}})
-    assert st_hooks.filter_failure(None, rejected, case(), future) is False
-    both = answer(400, {"code": "invalid", "fields": {"updatedAt": ["Must not be in the future."], "title": ["x"]}})
+    assert st_hooks.filter_failure(None, rejected, case(), future) is True
+    both = answer(400, {"code": "invalid",
+                        "fields": {"createdAt": ["Must not be later than updatedAt."], "title": ["x"]}})
     assert st_hooks.filter_failure(None, rejected, case(), both) is True
     assert st_hooks.filter_failure(None, rejected, case(), answer(400, {"code": "invalid_page"})) is True
     # A file refused for its bytes: `format: binary` can't say which bytes are accepted.
