@@ -80,8 +80,8 @@ class ChatRequestSerializer(StrictSerializer):
         "(404 `not_found`), told to the model as kind, id and title."
     )
     model = ModelField(help_text="The conversation's model option from this turn on (GET /api/me/models; \"\": "
-                       "the organization's). One the organization does not allow, or another text, is 422 "
-                       "`model_not_allowed`, nothing written.")
+                       "the organization's). One the organization does not allow is 422 `model_not_allowed`, "
+                       "a text not in the enum 400 `invalid`; nothing written.")
 
 
 ChatResponse = inline_serializer("ChatAccepted", {

@@ -43,9 +43,10 @@ def model_not_allowed() -> ApiError:
 class ModelField(serializers.ChoiceField):
     """A conversation's model: the enum documents the options of this
     deployment (read when the serializer is built, so it follows the
-    settings); one the organization does not allow is 422 `model_not_allowed`
-    (the enum can't be the organization's: the document is the deployment's),
-    and so is any other text (one code for a client to handle)."""
+    settings); another text is 400 `invalid`, as the enum says. One of them
+    that the organization does not allow is 422 `model_not_allowed` (from the
+    service): the enum can't be each organization's, the document is the
+    deployment's."""
 
     def __init__(self, **kwargs):
         super().__init__(choices=[""], required=False, allow_blank=True, **kwargs)
@@ -54,17 +55,12 @@ class ModelField(serializers.ChoiceField):
         super().bind(field_name, parent)
         self.choices = model_choices()
 
-    def to_internal_value(self, data):
-        if isinstance(data, str) and data not in self.choice_strings_to_values:
-            raise model_not_allowed()
-        return super().to_internal_value(data)
-
 
 class ConversationPatchSerializer(StrictSerializer):
     title = StrictCharField(max_length=thread_update.RENAME_MAX_CHARS, required=False)  # blank refused by CharField
     model = ModelField(help_text=(
         "A model option the organization allows (GET /api/me/models); \"\" returns to the organization's. "
-        "One the organization does not allow, or another text, is 422 `model_not_allowed`."))
+        "One the organization does not allow is 422 `model_not_allowed`; a text not in the enum, 400 `invalid`."))
 
     def validate_title(self, value):
         # Any kind of whitespace only (tabs, line separators…) is blank too.
