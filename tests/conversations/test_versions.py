@@ -2,7 +2,11 @@
 
 from datetime import UTC, datetime, timedelta
 
-from conversations.versions import VERSION_STEP, version_after
+import pytest
+
+from conversations.models import Thread
+from conversations.versions import VERSION_STEP, version_after, version_after_sql
+from tests.conversations.factories import make_thread
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 
@@ -21,3 +25,15 @@ def test_just_after_a_stored_version_not_before_now():
 
 def test_the_end_of_the_range_stays_there():
     assert version_after(datetime.max.replace(tzinfo=UTC), NOW) == datetime.max.replace(tzinfo=UTC)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("stored", [NOW - timedelta(days=1), NOW, NOW + timedelta(days=3),
+                                    datetime.max.replace(tzinfo=UTC) - timedelta(microseconds=500),
+                                    datetime.max.replace(tzinfo=UTC)])
+def test_the_database_computes_the_same_version(owner, stored):
+    thread = make_thread(owner)
+    Thread.objects.filter(id=thread.id).update(updated_at=stored)
+    Thread.objects.filter(id=thread.id).update(updated_at=version_after_sql(NOW))
+    thread.refresh_from_db()
+    assert thread.updated_at == version_after(stored, NOW)
