@@ -16,7 +16,7 @@ from rest_framework.response import Response
 
 from assistant import chat, chat_reply, live, page_context, selectors, service, turns
 from assistant.models import Turn
-from assistant_engine.foundation.api_errors import ApiError, bad_request, conflict, not_found
+from assistant_engine.foundation.api_errors import ApiError, bad_request, conflict, not_found, unprocessable
 from assistant_engine.foundation.openapi import errors, extend_schema
 from assistant_engine.foundation.serializers import StrictCharField, StrictSerializer, StrictUUIDField, parse_uuid
 from assistant_engine.organizations.api import ORGANIZATION_PARAMETER, MemberAPIView
@@ -80,8 +80,8 @@ class ChatRequestSerializer(StrictSerializer):
         "(404 `not_found`), told to the model as kind, id and title."
     )
     model = ModelField(help_text="The conversation's model option from this turn on (GET /api/me/models; \"\": "
-                       "the organization's). Another, or one the organization does not allow, is 400 "
-                       "`model_not_allowed`, nothing written.")
+                       "the organization's). One the organization does not allow is 422 `model_not_allowed`, "
+                       "a text not in the enum 400 `invalid`; nothing written.")
 
 
 ChatResponse = inline_serializer("ChatAccepted", {
@@ -232,7 +232,7 @@ def submitted_or_error(submit) -> Response:
     except FileNotReady:
         raise conflict("file_not_ready", "A PDF of this message is still being read: send it in a moment.") from None
     except FileRefused as refusal:
-        raise bad_request(refusal.code, refusal.detail) from None
+        raise unprocessable(refusal.code, refusal.detail) from None
     except ConversationBusy:
         raise conflict("conversation_busy", BUSY) from None
     except chat.ConversationFull:

@@ -10,7 +10,7 @@ from rest_framework.pagination import PageNumberPagination
 from rest_framework.response import Response
 from rest_framework.utils.urls import replace_query_param
 
-from assistant_engine.foundation.api_errors import ApiError, bad_request, conflict, not_found
+from assistant_engine.foundation.api_errors import ApiError, bad_request, conflict, not_found, unprocessable
 from assistant_engine.foundation.openapi import errors, extend_schema
 from assistant_engine.foundation.serializers import StrictCharField, StrictSerializer, parse_uuid
 from assistant_engine.organizations.api import ORGANIZATION_PARAMETER, MemberAPIView
@@ -37,15 +37,17 @@ def parse_conversation_id(raw: str) -> UUID:
 
 
 def model_not_allowed() -> ApiError:
-    return bad_request("model_not_allowed", "Your organization does not allow this model.",
-                       {"model": ["Not among the organization's models."]})
+    return unprocessable("model_not_allowed", "Your organization does not allow this model.",
+                         {"model": ["Not among the organization's models."]})
 
 
 class ModelField(serializers.ChoiceField):
     """A conversation's model: the enum documents the options of this
     deployment (read when the serializer is built, so it follows the
-    settings); any other text is 400 `model_not_allowed`, like an option the
-    organization does not allow (one code for a client to handle)."""
+    settings); another text is 400 `invalid`, as the enum says. One of them
+    that the organization does not allow is 422 `model_not_allowed` (from the
+    service): the enum can't be each organization's, the document is the
+    deployment's."""
 
     def __init__(self, **kwargs):
         super().__init__(choices=[""], required=False, allow_blank=True, **kwargs)
@@ -54,17 +56,12 @@ class ModelField(serializers.ChoiceField):
         super().bind(field_name, parent)
         self.choices = model_choices()
 
-    def to_internal_value(self, data):
-        if isinstance(data, str) and data not in self.choice_strings_to_values:
-            raise model_not_allowed()
-        return super().to_internal_value(data)
-
 
 class ConversationPatchSerializer(StrictSerializer):
     title = StrictCharField(max_length=thread_update.RENAME_MAX_CHARS, required=False)  # blank refused by CharField
     model = ModelField(help_text=(
         "A model option the organization allows (GET /api/me/models); \"\" returns to the organization's. "
-        "Another is 400 `model_not_allowed`."))
+        "One the organization does not allow is 422 `model_not_allowed`; a text not in the enum, 400 `invalid`."))
 
     def validate_title(self, value):
         # Any kind of whitespace only (tabs, line separators…) is blank too.

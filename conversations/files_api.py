@@ -17,7 +17,7 @@ from rest_framework import serializers, status
 from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 
-from assistant_engine.foundation.api_errors import ApiError, bad_request, not_found
+from assistant_engine.foundation.api_errors import ApiError, bad_request, not_found, unprocessable
 from assistant_engine.foundation.broker_folders import ensure_broker_folders
 from assistant_engine.foundation.middleware import file_too_large_detail
 from assistant_engine.foundation.openapi import errors, extend_schema
@@ -90,7 +90,7 @@ class FileUploadView(MemberAPIView):
         except files.FileTooLarge:
             raise too_large() from None
         except files.FileRefused as refusal:
-            raise bad_request(refusal.code, refusal.detail) from None
+            raise unprocessable(refusal.code, refusal.detail) from None
         except files.StorageFull as full:
             raise ApiError(status_code=full.status, code=full.code, detail=full.detail) from None
         if attachment.state == Attachment.State.READING and not enqueue_read(attachment):

@@ -1,9 +1,6 @@
 """The StoredConversation contract (camelCase, as the offline client sends it)."""
 
-from datetime import timedelta
-
 from django.conf import settings
-from django.utils import timezone
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
@@ -18,9 +15,6 @@ from assistant_engine.foundation.serializers import (
 from conversations.extensions import conversation_extras
 from conversations.models import Message, Thread
 from conversations.selectors import summary_of
-
-# Clocks of offline clients drift: this much ahead of the server is accepted.
-FUTURE_SKEW = timedelta(minutes=5)
 
 
 class ToolCallSerializer(StrictSerializer):
@@ -76,24 +70,16 @@ def count_messages(data) -> None:
         raise too_many_messages()
 
 
-class UpdatedAtNotInFuture:
-    """Last write wins by updatedAt: one far in the future would win against
-    every honest write after it (a mixin of both doors' upload serializers)."""
-
-    def validate_updatedAt(self, value):  # noqa: N802
-        if value > timezone.now() + FUTURE_SKEW:
-            raise serializers.ValidationError("Must not be in the future.")
-        return value
-
-
-class ConversationSerializer(UpdatedAtNotInFuture, StrictSerializer):
+class ConversationSerializer(StrictSerializer):
     # Read-only: the URL names the conversation (JSON Schema can't say that a
     # body field must equal a path parameter, so the body's is ignored).
     id = StrictUUIDField(read_only=True, help_text="The id in the URL.")
     title = StrictCharField(required=False, allow_blank=True, allow_null=True, max_length=500)
     createdAt = serializers.DateTimeField()  # noqa: N815
     updatedAt = serializers.DateTimeField(  # noqa: N815
-        help_text="Last write wins by this value; at most 5 minutes ahead of the server's clock."
+        help_text="Last write wins by this value, ahead of the server's clock too: "
+        "a client with a fast clock still syncs. A write of the server's (a turn, a rename) dates itself after "
+        "the stored version."
     )
     messages = MessageSerializer(many=True, help_text="In order; each message id once.")
     userId = serializers.IntegerField(read_only=True, help_text="The owner; ignored on input.")  # noqa: N815
@@ -117,8 +103,7 @@ class ConversationSerializer(UpdatedAtNotInFuture, StrictSerializer):
         return super().to_internal_value(data)
 
     def validate(self, attrs):
-        # A conversation can't have been created after its last change; as
-        # updatedAt is at most FUTURE_SKEW ahead, neither can createdAt be.
+        # A conversation can't have been created after its last change.
         if attrs["createdAt"] > attrs["updatedAt"]:
             raise serializers.ValidationError({"createdAt": ["Must not be later than updatedAt."]})
         return attrs

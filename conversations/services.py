@@ -21,6 +21,7 @@ from conversations.selectors import (
     thread_get_for_member,
 )
 from conversations.titles import choose_title, derive_title
+from conversations.versions import version_after
 
 logger = logging.getLogger("conversations.upsert")
 
@@ -141,7 +142,7 @@ def message_append(
         created_at=now,
     )
     thread.next_seq += 1
-    thread.updated_at = now
+    thread.updated_at = version_after(thread.updated_at, now)
     thread.last_activity_at = now
     update_fields = ["next_seq", "updated_at", "last_activity_at"]
     if responding:

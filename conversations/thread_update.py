@@ -12,6 +12,7 @@ from conversations.extensions import model_allowed
 from conversations.models import Thread
 from conversations.selectors import thread_get_for_member
 from conversations.titles import collapse_whitespace
+from conversations.versions import version_after
 
 RENAME_MAX_CHARS = 200  # Thread.title's column
 
@@ -35,7 +36,8 @@ def thread_update(member: Member, *, thread_id: UUID, title: str | None = None, 
             raise ModelNotAllowed(model)
         fields = []
         if title is not None:
-            thread.title, thread.updated_at = collapse_whitespace(title)[:RENAME_MAX_CHARS], now
+            thread.title = collapse_whitespace(title)[:RENAME_MAX_CHARS]
+            thread.updated_at = version_after(thread.updated_at, now)
             fields += ["title", "updated_at"]
         if model is not None:
             thread.model_option = model

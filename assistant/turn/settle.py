@@ -19,6 +19,7 @@ from assistant_engine.providers.catalog import model_option
 from assistant_engine.providers.clients.base import Usage
 from assistant_engine.providers.org_models import DEPLOYMENT
 from conversations.models import Message, Thread
+from conversations.versions import version_after_sql
 from credits.money import charged_micros, request_micros
 from credits.services import credits_keep_on_stuck, credits_release, credits_settle
 
@@ -78,7 +79,7 @@ def finish_turn(
         if outcome.notice:
             thread_after = _mark_last_reply(turn, outcome, thread_after)
         Thread.objects.filter(id=turn.thread_id).update(
-            status=Thread.Status.IDLE, updated_at=now, last_activity_at=now,
+            status=Thread.Status.IDLE, updated_at=version_after_sql(now), last_activity_at=now,
             next_seq=thread_after.next_seq, history_bytes=thread_after.history_bytes,
         )
         _close_credits(turn, credits, cost_micros=cost_micros, job=job)

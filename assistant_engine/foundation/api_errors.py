@@ -34,6 +34,15 @@ def bad_request(code: str, detail: str, fields: dict | None = None) -> ApiError:
     return ApiError(status_code=status.HTTP_400_BAD_REQUEST, code=code, detail=detail, extra=extra)
 
 
+def unprocessable(code: str, detail: str, fields: dict | None = None) -> ApiError:
+    """422: a request of the documented shape that the server won't carry out for
+    what it holds (a model the organization doesn't allow, a file's bytes), not a
+    malformed one (400). The document can't list the organization's options nor
+    the bytes a file may hold, so a well-formed request may get it."""
+    extra = {"fields": fields} if fields else None
+    return ApiError(status_code=status.HTTP_422_UNPROCESSABLE_ENTITY, code=code, detail=detail, extra=extra)
+
+
 def flatten_errors(errors, prefix: str = "") -> dict[str, list[str]]:
     """Turn DRF's nested error structure into {"a.0.b": ["message", ...]}."""
     flat: dict[str, list[str]] = {}

@@ -34,15 +34,10 @@ ERROR_STATUS = {
     "too_many_messages": status.HTTP_400_BAD_REQUEST,
     "query_too_long": status.HTTP_400_BAD_REQUEST,
     "invalid_query": status.HTTP_400_BAD_REQUEST,
-    "empty_file": status.HTTP_400_BAD_REQUEST,
-    "unsupported_file_type": status.HTTP_400_BAD_REQUEST,
-    "unreadable_pdf": status.HTTP_400_BAD_REQUEST,
-    "too_many_pages": status.HTTP_400_BAD_REQUEST,
     "too_many_files": status.HTTP_400_BAD_REQUEST,
     "file_not_in_message": status.HTTP_400_BAD_REQUEST,
     "id_mismatch": status.HTTP_400_BAD_REQUEST,
     "instructions_too_long": status.HTTP_400_BAD_REQUEST,
-    "model_not_allowed": status.HTTP_400_BAD_REQUEST,
     "invalid_format": status.HTTP_400_BAD_REQUEST,
     "malformed_json": status.HTTP_400_BAD_REQUEST,
     "organization_required": status.HTTP_400_BAD_REQUEST,
@@ -73,6 +68,14 @@ ERROR_STATUS = {
     "file_too_large": status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
     "organization_files_full": status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
     "unsupported_media_type": status.HTTP_415_UNSUPPORTED_MEDIA_TYPE,
+    # Well-formed requests refused for what the server holds (api_errors.unprocessable):
+    # the organization's models, a file's bytes. Not a 400: nothing in the request
+    # is malformed, and the document can't say which of its valid values these are.
+    "model_not_allowed": status.HTTP_422_UNPROCESSABLE_ENTITY,
+    "empty_file": status.HTTP_422_UNPROCESSABLE_ENTITY,
+    "unsupported_file_type": status.HTTP_422_UNPROCESSABLE_ENTITY,
+    "unreadable_pdf": status.HTTP_422_UNPROCESSABLE_ENTITY,
+    "too_many_pages": status.HTTP_422_UNPROCESSABLE_ENTITY,
     "throttled": status.HTTP_429_TOO_MANY_REQUESTS,
     "unattached_files_limit": status.HTTP_429_TOO_MANY_REQUESTS,
     "files_still_reading": status.HTTP_429_TOO_MANY_REQUESTS,
@@ -114,7 +117,7 @@ def error_schema(status_code: int, codes: list[str]) -> dict:
         "code": {"type": "string", "enum": codes},
         "detail": {"type": "string", "description": "For people; not stable."},
     }
-    if status_code == status.HTTP_400_BAD_REQUEST:
+    if status_code in (status.HTTP_400_BAD_REQUEST, status.HTTP_422_UNPROCESSABLE_ENTITY):
         properties["fields"] = {
             "type": "object",
             "description": 'Messages by dotted field path ("messages.2.role").',
@@ -262,8 +265,23 @@ LINKS = {
         "GetCard": ("card_get", {"card_id": "$response.body#/cards/0/id"}, None),
         "ChatInConversation": ("chat", {}, {"message": "Hello", "conversationId": "$response.body#/id"}),
     },
+    ("conversation_put", "200"): {
+        "GetConversation": ("conversation_get", {"conversation_id": "$response.body#/conversation/id"}, None),
+        "Regenerate": ("conversation_regenerate", {"conversation_id": "$response.body#/conversation/id"}, None),
+        "EditLastMessage": ("conversation_edit", {"conversation_id": "$response.body#/conversation/id"}, None),
+        "GiveFeedback": ("message_feedback", {"message_id": "$response.body#/conversation/messages/0/id"}, None),
+    },
+    ("conversation_regenerate", "202"): {
+        "GetTurn": ("turn_get", {"turn_id": "$response.body#/turnId"}, None),
+    },
+    ("conversation_edit", "202"): {
+        "GetTurn": ("turn_get", {"turn_id": "$response.body#/turnId"}, None),
+    },
     ("turn_get", "200"): {
         "GetConversation": ("conversation_get", {"conversation_id": "$response.body#/conversationId"}, None),
+        "FollowEvents": ("turn_events", {"turn_id": "$response.body#/id"}, None),
+        "CancelTurn": ("turn_cancel", {"turn_id": "$response.body#/id"}, None),
+        "GiveFeedback": ("message_feedback", {"message_id": "$response.body#/messageIds/0"}, None),
     },
     ("card_get", "200"): {
         "ConfirmCard": ("card_confirm", {"card_id": "$response.body#/id"}, {"hash": "$response.body#/hash"}),

@@ -43,11 +43,15 @@ class Server:
 
     def requests_served(self) -> int:
         """Requests the server answered, from its access log (the truth, whatever the client counts)."""
-        return len(ACCESS_LINE.findall(self.log_path.read_text(errors="replace")))
+        return len(self.statuses_served())
+
+    def statuses_served(self) -> list[int]:
+        """The status of each answer, in its access log's order."""
+        return [int(status) for status in ACCESS_LINE.findall(self.log_path.read_text(errors="replace"))]
 
 
 # runserver's access log: [01/Dec/2026 00:31:30] "GET /api/… HTTP/1.1" 404 78
-ACCESS_LINE = re.compile(r'^\[[^\]]+\] "[A-Z]+ \S* HTTP/1\.1" \d{3} ', re.MULTILINE)
+ACCESS_LINE = re.compile(r'^\[[^\]]+\] "[A-Z]+ \S* HTTP/1\.1" (\d{3}) ', re.MULTILINE)
 
 
 @contextmanager

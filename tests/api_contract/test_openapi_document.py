@@ -137,12 +137,12 @@ def test_each_operation_documents_its_own_codes(document):
     assert error_codes(document, chat, "402") == ["credits_exhausted", "member_cap_reached"]
     assert error_codes(document, chat, "409") == ["conversation_busy", "conversation_full", "file_already_attached",
                                                   "file_not_ready"]
-    assert {"unreadable_pdf", "too_many_pages"} <= set(error_codes(document, chat, "400"))
+    assert error_codes(document, chat, "422") == ["model_not_allowed", "unreadable_pdf", "too_many_pages"]
     assert "too_many_files" in error_codes(document, chat, "400")
     upload = operation(document, "file_upload")
     assert error_codes(document, upload, "413") == ["payload_too_large", "file_too_large", "organization_files_full"]
     assert error_codes(document, upload, "429") == ["throttled", "unattached_files_limit", "files_still_reading"]
-    assert {"unsupported_file_type", "empty_file"} <= set(error_codes(document, upload, "400"))
+    assert error_codes(document, upload, "422") == ["empty_file", "unsupported_file_type"]
     assert error_codes(document, chat, "503") == ["queue_unavailable", "model_unavailable"]
     put = operation(document, "conversation_put")
     assert error_codes(document, put, "409") == ["conversation_busy"]
@@ -158,6 +158,26 @@ def test_each_operation_documents_its_own_codes(document):
     assert error_codes(document, confirm, "410") == ["expired"]
     assert json_schema(document, confirm, "409")["properties"]["card"]["$ref"].endswith("/ActionCard")
     assert "409" not in operation(document, "credits_get")["responses"]
+
+
+# Issue 34.15: requests of the documented shape that the server won't carry out for what it holds.
+UNPROCESSABLE = {"model_not_allowed", "empty_file", "unsupported_file_type", "unreadable_pdf", "too_many_pages"}
+
+
+def test_a_valid_request_the_organization_or_the_bytes_refuse_is_a_documented_422_never_a_400(document):
+    by_operation = {op["operationId"]: set(error_codes(document, op, "422"))
+                    for _, _, op in operations(document) if "422" in op["responses"]}
+    assert set().union(*by_operation.values()) == UNPROCESSABLE
+    assert by_operation == {
+        "chat": {"model_not_allowed", "unreadable_pdf", "too_many_pages"},
+        "conversation_rename": {"model_not_allowed"},
+        "conversation_regenerate": {"model_not_allowed"}, "conversation_edit": {"model_not_allowed"},
+        "file_upload": {"empty_file", "unsupported_file_type"},
+    }
+    for _, _, op in operations(document):
+        assert not UNPROCESSABLE & set(error_codes(document, op, "400")) if "400" in op["responses"] else True
+    assert "fields" in json_schema(document, operation(document, "chat"), "422")["properties"]
+    assert {code for code, status in ERROR_STATUS.items() if status == 422} == UNPROCESSABLE
 
 
 def test_every_code_the_error_handler_can_give_is_known_to_the_document():
@@ -280,6 +300,16 @@ def test_links_chain_chat_to_turn_conversation_card_and_confirm(document):
                                                "parameters": {"turn_id": "$response.body#/turnId"}}
     assert links("conversation_get", "200")["GetCard"]["parameters"] == {"card_id": "$response.body#/cards/0/id"}
     assert links("card_get", "200")["ConfirmCard"]["requestBody"] == {"hash": "$response.body#/hash"}
+    # Issue 34.15: the stateful phase reaches regenerate, feedback, the events stream and Stop.
+    put = links("conversation_put", "200")
+    assert put["Regenerate"] == {"operationId": "conversation_regenerate",
+                                 "parameters": {"conversation_id": "$response.body#/conversation/id"}}
+    assert put["GiveFeedback"]["operationId"] == "message_feedback"
+    assert links("conversation_regenerate", "202")["GetTurn"]["operationId"] == "turn_get"
+    turn = links("turn_get", "200")
+    assert turn["FollowEvents"] == {"operationId": "turn_events", "parameters": {"turn_id": "$response.body#/id"}}
+    assert turn["CancelTurn"] == {"operationId": "turn_cancel", "parameters": {"turn_id": "$response.body#/id"}}
+    assert turn["GiveFeedback"]["parameters"] == {"message_id": "$response.body#/messageIds/0"}
     targets = {link["operationId"] for _, _, op in operations(document)
                for response in op["responses"].values() for link in response.get("links", {}).values()}
     assert targets <= {op["operationId"] for _, _, op in operations(document)}

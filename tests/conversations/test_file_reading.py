@@ -97,7 +97,7 @@ def test_a_refused_pdf_is_never_taken_by_a_message(owner):
     body = uploaded(owner, b"%PDF-1.4\nnot a pdf")
     read_file_task(body["id"])
     response = chat(owner, [body["id"]])
-    assert response.status_code == 400 and response.json()["code"] == "unreadable_pdf"
+    assert response.status_code == 422 and response.json()["code"] == "unreadable_pdf"
     assert not Message.objects.exists()
 
 

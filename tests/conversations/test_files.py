@@ -54,7 +54,7 @@ def test_a_png_named_txt_is_an_image(owner):
 
 def test_html_named_png_is_refused_and_nothing_is_stored(owner):
     response = upload(owner, b"<html><script>alert(document.cookie)</script></html>", name="cat.png")
-    assert response.status_code == 400 and response.json()["code"] == "unsupported_file_type"
+    assert response.status_code == 422 and response.json()["code"] == "unsupported_file_type"
     assert not Attachment.objects.exists()
 
 
@@ -100,8 +100,12 @@ def test_a_body_far_over_the_bound_is_refused_before_it_is_read(owner, settings)
     assert response.status_code == 413 and response.json()["code"] == "file_too_large"
 
 
-def test_an_empty_file_and_a_missing_part_are_400s_with_a_code(owner):
-    assert upload(owner, b"").json()["code"] == "empty_file"
+def test_an_empty_file_is_a_422_and_a_missing_part_a_400_each_with_a_code(owner):
+    """Issue 34.15: an empty file is a well-formed request (the schema's binary may be empty), refused for
+    its bytes: 422, not 400 (the contract's positive-data check expected a valid request to be accepted)."""
+    empty = upload(owner, b"")
+    assert (empty.status_code, empty.json()["code"]) == (422, "empty_file")
+    assert not Attachment.objects.exists()
     response = owner.client.post(UPLOAD, {"other": "x"}, format="multipart")
     assert response.status_code == 400 and response.json()["code"] == "invalid"
     response = owner.client.post(UPLOAD, {"file": "x"}, format="json")

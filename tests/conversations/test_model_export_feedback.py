@@ -60,12 +60,16 @@ def test_the_owner_chooses_a_conversations_model_and_its_turns_use_it(owner, dep
     assert owner.client.patch(url, {"model": ""}, format="json").json()["model"] == ""
 
 
-def test_a_model_the_organization_does_not_allow_is_refused_and_nothing_changes(owner, deployment):
+def test_a_model_the_deployment_does_not_offer_is_a_400_and_nothing_changes(owner, deployment):
+    """Not in the document's enum (US processing refused, not among the options, no such model): a 400
+    naming the field, as the enum says. An option of the enum the organization refuses is a 422
+    `model_not_allowed` (tests/organizations/test_member_models.py)."""
     turn = answered(owner, ScriptedClient(say("Hi.")))
     url = f"/api/conversations/{turn.thread_id}"
     for model in ("anthropic-claude-haiku-4-5", "no-such-model", "bedrock-claude-sonnet-4-6"):
         response = owner.client.patch(url, {"model": model, "title": "New"}, format="json")
-        assert response.status_code == 400 and response.json()["code"] == "model_not_allowed"
+        assert response.status_code == 400 and response.json()["code"] == "invalid", model
+        assert "model" in response.json()["fields"]
     thread = Thread.objects.get(id=turn.thread_id)
     assert thread.model_option == "" and thread.title != "New"
 
@@ -88,7 +92,7 @@ def test_chat_takes_a_model_for_a_new_conversation(owner, deployment, django_cap
 
     refused = owner.client.post("/api/chat", {"message": "Hi", "model": "anthropic-claude-haiku-4-5"},
                                 format="json")
-    assert refused.status_code == 400 and refused.json()["code"] == "model_not_allowed"
+    assert refused.status_code == 400 and "model" in refused.json()["fields"]  # not an option here
     assert Thread.objects.count() == 1 and Message.objects.count() == 1  # nothing written
 
 
@@ -103,7 +107,7 @@ def test_the_worker_stops_a_turn_whose_model_is_no_longer_allowed(owner, deploym
     # And the next message is refused up front, until another model is chosen.
     response = owner.client.post("/api/chat", {"message": "Again", "conversationId": str(turn.thread_id)},
                                  format="json")
-    assert response.status_code == 400 and response.json()["code"] == "model_not_allowed"
+    assert response.status_code == 422 and response.json()["code"] == "model_not_allowed"
 
 
 # --- Export of one conversation -------------------------------------------------

@@ -34,11 +34,16 @@ def test_json_nested_too_deeply_is_a_400(owner):
     assert response.status_code == 400
 
 
-def test_an_updated_at_in_the_future_is_refused(owner):
-    body = stored_conversation(updated_at=timezone.now() + timedelta(days=1))
+def test_an_updated_at_ahead_of_the_servers_clock_is_accepted_and_wins_by_its_value(owner):
+    """Issue 34.11, both doors: a client with a fast clock still syncs (it was a 400 past 5 minutes)."""
+    ahead = timezone.now() + timedelta(days=1)
+    body = stored_conversation(updated_at=ahead)
     response = put(owner, body)
-    assert response.status_code == 400 and "updatedAt" in response.json()["fields"]
-    assert put(owner, stored_conversation(updated_at=timezone.now() + timedelta(minutes=1))).status_code == 200
+    assert response.status_code == 200 and response.json()["applied"] is True
+    assert Thread.objects.get(id=body["id"]).updated_at == ahead
+    older = stored_conversation(body["id"], updated_at=ahead - timedelta(hours=1))  # ahead of the clock, but older
+    assert put(owner, older).json()["applied"] is False
+    assert put(owner, stored_conversation(body["id"], updated_at=ahead + timedelta(days=1))).json()["applied"]
 
 
 def test_an_uploaded_old_conversation_counts_as_active_now(owner):
@@ -61,15 +66,14 @@ def test_a_created_at_later_than_updated_at_is_a_400_and_writes_nothing(owner):
     assert put(owner, body).status_code == 200
 
 
-def test_a_created_at_in_the_future_is_a_400_even_with_an_accepted_updated_at(owner):
+def test_a_created_at_later_than_updated_at_is_a_400_ahead_of_the_clock_too(owner):
     now = timezone.now()
     body = stored_conversation(updated_at=now)
     body["createdAt"] = iso(now + timedelta(hours=1))
     response = put(owner, body)
     assert response.status_code == 400 and "createdAt" in response.json()["fields"]
     assert not Thread.objects.exists()
-    body["createdAt"] = iso(now + timedelta(minutes=1))
-    body["updatedAt"] = iso(now + timedelta(minutes=2))  # within the skew, both
+    body["updatedAt"] = iso(now + timedelta(hours=2))  # both ahead, in order
     assert put(owner, body).status_code == 200
 
 

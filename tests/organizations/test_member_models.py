@@ -58,7 +58,7 @@ def test_by_default_a_member_gets_the_organizations_model_only(owner, deployment
     assert listed(owner) == [SWISS]
     for model in (US, EU, SWISS_TOO):
         response = chat_on(owner, model)
-        assert response.status_code == 400 and response.json()["code"] == "model_not_allowed", model
+        assert response.status_code == 422 and response.json()["code"] == "model_not_allowed", model
     assert not Thread.objects.exists() and not Message.objects.exists() and not Turn.objects.exists()
     assert chat_on(owner, "").status_code == 202 and chat_on(owner, SWISS).status_code == 202
 
@@ -81,7 +81,7 @@ def test_patching_a_conversations_model_follows_the_rule(owner, acme, deployment
     conversation = chat_on(owner, "").json()["conversationId"]
     url = f"/api/conversations/{conversation}"
     response = owner.client.patch(url, {"model": US}, format="json")
-    assert response.status_code == 400 and response.json()["code"] == "model_not_allowed"
+    assert response.status_code == 422 and response.json()["code"] == "model_not_allowed"
     rule(acme, "any")
     assert owner.client.patch(url, {"model": US}, format="json").status_code == 200
 

@@ -18,7 +18,7 @@ from assistant_engine.foundation.serializers import StorableJSONField, StrictCha
 from assistant_engine.surfaces.ai_memory import ids
 from assistant_engine.surfaces.ai_memory.dates import ClientDateField, as_client_writes
 from conversations.models import Message, Thread
-from conversations.serializers import UpdatedAtNotInFuture, conversation_to_json, count_messages
+from conversations.serializers import conversation_to_json, count_messages
 from conversations.services import ConversationData, MessageData, ToolCallData
 
 
@@ -52,10 +52,12 @@ class MessageSerializer(serializers.Serializer):
     toolCalls = ToolCallSerializer(many=True, required=False, default=list)  # noqa: N815
 
 
-class ConversationSerializer(UpdatedAtNotInFuture, serializers.Serializer):
+class ConversationSerializer(serializers.Serializer):
     id = ClientIdField()
     title = StrictCharField(required=False, allow_blank=True, allow_null=True, max_length=500)
     createdAt = ClientDateField(required=False)  # noqa: N815
+    # Last write wins by this value, ahead of the server's clock too (conversations/versions.py):
+    # only what is no date (or past 9999) is refused.
     updatedAt = ClientDateField()  # noqa: N815
     messages = MessageSerializer(many=True)
 
