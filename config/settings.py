@@ -61,6 +61,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "assistant_engine.foundation.middleware.NoStoreForPeopleMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    # No database connection free within DATABASE_POOL_TIMEOUT: a 503 with Retry-After, not a 500.
+    "assistant_engine.foundation.middleware.DatabaseBusyMiddleware",
     # The product's own 404 and 403 pages, also under DEBUG (config/error_pages.py).
     "config.error_pages.ProductErrorPagesMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",

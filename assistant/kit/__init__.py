@@ -80,6 +80,7 @@ ENGINE_MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "assistant_engine.foundation.middleware.NoStoreForPeopleMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    "assistant_engine.foundation.middleware.DatabaseBusyMiddleware",
     "csp.middleware.CSPMiddleware",
     "axes.middleware.AxesMiddleware",
 ]

@@ -1,7 +1,7 @@
 import re
 
 from django.conf import settings
-from django.http import JsonResponse
+from django.http import HttpResponse, JsonResponse
 from django.utils.cache import patch_cache_control
 
 CONVERSATION_UPLOAD = re.compile(r"^/(api|ai)/conversations/[^/]+/?$")
@@ -77,4 +77,42 @@ class NoStoreForPeopleMiddleware:
         user = getattr(request, "user", None)
         if request.path.startswith(PRIVATE_PREFIXES) or (user is not None and user.is_authenticated):
             patch_cache_control(response, no_store=True, private=True)
+        return response
+
+
+# How long a client is told to wait when the database had no connection free.
+BUSY_RETRY_AFTER_SECONDS = 5
+BUSY_DETAIL = "The service is busy; nothing was done. Try again in a few seconds."
+MACHINE_DOORS = ("/api/", "/ai/", "/mcp")
+
+
+def is_pool_timeout(exception: BaseException) -> bool:
+    """A PostgreSQL pool (psycopg_pool) that had no connection free within
+    DATABASE_POOL_TIMEOUT: Django wraps it in its own OperationalError."""
+    try:
+        from psycopg_pool import PoolTimeout
+    except ImportError:  # SQLite deployments need no pool
+        return False
+    return isinstance(exception, PoolTimeout) or isinstance(exception.__cause__, PoolTimeout)
+
+
+class DatabaseBusyMiddleware:
+    """A request that found no database connection free (a burst beyond the
+    pool) is a 503 with Retry-After, on every door, not a 500: it wrote
+    nothing (it never had a connection), so trying again is safe."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        return self.get_response(request)
+
+    def process_exception(self, request, exception):
+        if not is_pool_timeout(exception):
+            return None
+        if request.path.startswith(MACHINE_DOORS) or "json" in request.META.get("HTTP_ACCEPT", ""):
+            response = JsonResponse({"code": "busy", "detail": BUSY_DETAIL}, status=503)
+        else:
+            response = HttpResponse(BUSY_DETAIL, status=503, content_type="text/plain; charset=utf-8")
+        response["Retry-After"] = str(BUSY_RETRY_AFTER_SECONDS)
         return response
