@@ -20,8 +20,7 @@ import { chosenVersions, initVersions, restoreVersions } from './versions.js';
 import { followTitle, plainTitle } from './titles.js';
 
 export function mountChat(chat, { panel = false } = {}) {
-  // A turn asked from a host page's panel is counted under that door in the organization's spend (assistant/doors.py).
-  const doorHeaders = panel ? { 'X-Assistant-Door': 'panel' } : {};
+  const doorHeaders = panel ? { 'X-Assistant-Door': 'panel' } : {}; // the spend by door (assistant/doors.py)
   // Everything the component hangs on the document goes when it is removed.
   const lifetime = new AbortController();
   const { signal } = lifetime;
