@@ -34,8 +34,12 @@ _UPSERT = (
 
 def day_in_month(moment: datetime, month: str) -> date:
     """The UTC day of `moment`, within `month` (its first or last day when outside)."""
+    return clamped(moment.astimezone(UTC).date(), month)
+
+
+def clamped(day: date, month: str) -> date:
+    """`day`, or the first or last day of `month` when it falls outside it."""
     start, after = month_bounds(month)
-    day = moment.astimezone(UTC).date()
     return min(max(day, start.date()), (after - timedelta(days=1)).date())
 
 
@@ -62,8 +66,7 @@ def days_rebuild(account_id: int) -> int:
         )
         days: dict[tuple, list[int]] = {}
         for row in sums:
-            moment = datetime.combine(row["on"], datetime.min.time(), tzinfo=UTC)
-            totals = days.setdefault((day_in_month(moment, account.month), row["model"], row["door"]), [0, 0])
+            totals = days.setdefault((clamped(row["on"], account.month), row["model"], row["door"]), [0, 0])
             totals[0] += row["turns"]
             totals[1] += row["used"]
         DayUsage.objects.filter(account_id=account_id).delete()

@@ -8,6 +8,8 @@ from datetime import UTC, date, datetime, timedelta
 
 import pytest
 from django.core.management import call_command
+from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
 
 from credits.days import day_in_month
 from credits.models import DayUsage, Door, LedgerEntry
@@ -124,4 +126,21 @@ def test_turns_settling_at_once_add_up_exactly(owner, colleague, acme):
     assert kept_days(acme) == {(date(2026, 3, 1), "offline", "browser"): (racers, expected)}
     assert totals(acme, "2026-03")[1] == expected
     assert Counter(LedgerEntry.objects.values_list("kind", flat=True))["settle"] == racers
+    assert_audit_clean()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_migration_fills_the_day_totals_from_the_ledger(owner, acme):
+    """Turns settled before the day totals existed: the migration that adds them
+    sums the ledger's closes by day (their model and door unknown: "")."""
+    seed = [(4, "offline", Door.PANEL, 1_000), (4, MODELS[1], Door.API, 2_000), (9, "offline", Door.API, 30)]
+    for day, model, door, cost in seed:
+        turn_in_march(owner.member, day=day, model=model, door=door, cost=cost)
+    executor = MigrationExecutor(connection)
+    executor.migrate([("credits", "0005_credit_alerts")])
+
+    executor = MigrationExecutor(connection)
+    executor.migrate(executor.loader.graph.leaf_nodes())
+
+    assert kept_days(acme) == {(date(2026, 3, 5), "", ""): (2, 3_000), (date(2026, 3, 10), "", ""): (1, 30)}
     assert_audit_clean()
