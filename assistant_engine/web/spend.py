@@ -98,10 +98,10 @@ def _columns(stacks: list[list[tuple[int, int, str]]]) -> list[Bar]:
 
 
 def _lines(items: list[tuple[int, int, str]]) -> list[Bar]:
-    """Bar charts: a row each of (series, micros, title), scaled to the longest."""
+    """Bar charts: a row each of (series, micros, title), scaled to the longest (nothing drawn for nothing)."""
     longest = max((micros for _s, micros, _t in items), default=0) or 1
     return [Bar(0, row * SLOT + 1, round(micros * FULL / longest, 2), SLOT - 2, series, credits_from_micros(micros),
-                title) for row, (series, micros, title) in enumerate(items)]
+                title) for row, (series, micros, title) in enumerate(items) if micros]
 
 
 def _credits_title(label: str, micros: int) -> str:

@@ -141,3 +141,14 @@ def test_the_days_and_months_are_written_in_the_persons_language(acme):
         english = date_format(timezone.now().date(), "MONTH_DAY_FORMAT")
     assert charts["days"]["rows"][-1][0] == today != english
     assert charts["months"]["rows"][-1][0] == this_month
+
+
+def test_an_organization_that_spent_nothing_sees_zeros_and_no_bars(acme):
+    admin, _people = cast(acme, 1)
+
+    charts = spend_tables(web_client(admin).get(PAGE).content.decode())
+
+    assert all(chart["bars"] == [] for chart in charts.values())
+    assert charts["days"]["rows"] == [["Nothing used yet."]] == charts["people"]["rows"]
+    assert [row[1] for row in charts["months"]["rows"]] == ["0"] * 12
+    assert charts["doors"]["total"] == ["All doors", "0", "0"]
