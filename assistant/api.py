@@ -15,6 +15,7 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 
 from assistant import chat, chat_reply, live, page_context, selectors, service, turns
+from assistant.doors import asked_door
 from assistant.models import Turn
 from assistant_engine.foundation.api_errors import ApiError, bad_request, conflict, not_found, unprocessable
 from assistant_engine.foundation.openapi import errors, extend_schema
@@ -125,7 +126,7 @@ class ChatView(MemberAPIView):
         response = submitted_or_error(lambda: chat.chat_submit(
             self.member, message=serializer.validated_data["message"],
             conversation_id=serializer.validated_data.get("conversationId"), context=context,
-            model=serializer.validated_data.get("model"), attachments=attachments,
+            model=serializer.validated_data.get("model"), attachments=attachments, door=asked_door(request),
         ))
         if declared is not None and context is None:
             response.data["contextDropped"] = True
@@ -191,7 +192,8 @@ class RegenerateView(MemberAPIView):
                    "bounds, cards). " + VERSIONS)
     def post(self, request, conversation_id: str):
         thread_id = parse_conversation_id(conversation_id)
-        return submitted_or_error(lambda: chat.chat_regenerate(self.member, conversation_id=thread_id))
+        return submitted_or_error(lambda: chat.chat_regenerate(self.member, conversation_id=thread_id,
+                                                               door=asked_door(request)))
 
 
 class EditView(MemberAPIView):
@@ -209,7 +211,8 @@ class EditView(MemberAPIView):
         if keep is not None:
             keep = checked_attachments(keep)
         return submitted_or_error(lambda: chat.chat_edit(
-            self.member, conversation_id=thread_id, message=serializer.validated_data["message"], attachments=keep))
+            self.member, conversation_id=thread_id, message=serializer.validated_data["message"], attachments=keep,
+            door=asked_door(request)))
 
 
 def submitted_or_error(submit) -> Response:

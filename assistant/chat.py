@@ -17,6 +17,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from assistant.card_events import cards_restore, cards_withdraw, events_for_next_turn
+from assistant.doors import turn_door
 from assistant.history import history_bytes, load_history
 from assistant.models import Turn
 from assistant.page_context import MARKER as PAGE_CONTEXT_MARKER
@@ -52,7 +53,7 @@ class SubmittedTurn:
 
 def chat_submit(member: Member, *, message: str, conversation_id: UUID | None,
                 context: PageContext | None = None, attachments: list[UUID] | None = None,
-                model: str | None = None) -> SubmittedTurn:
+                model: str | None = None, door: str = "") -> SubmittedTurn:
     """Raises ConversationNotFound, ConversationBusy, ConversationFull,
     MemberCapReached, CreditsExhausted, FileNotFound, FileAlreadyAttached or
     ModelNotAllowed (nothing written) or QueueUnavailable (all undone);
@@ -60,7 +61,8 @@ def chat_submit(member: Member, *, message: str, conversation_id: UUID | None,
     `context`: what the person has open (already resolved with their rights),
     told to the model in an events block before the message. `attachments`:
     ids of the person's uploaded files, which the message takes. `model`: the
-    conversation's model option from now on ("": the organization's; None: unchanged)."""
+    conversation's model option from now on ("": the organization's; None: unchanged).
+    `door`: where it was asked (a credits.models.Door; assistant/doors.py), for the spend by door."""
     enqueue_error: list[Exception] = []
     created_thread = conversation_id is None
     # The turn id marks the messages the application writes for this turn:
@@ -83,7 +85,8 @@ def chat_submit(member: Member, *, message: str, conversation_id: UUID | None,
         if used is not None:  # a refusal ends this whole transaction (nothing written)
             check_room(used, message, files_bytes=sum(f.model_bytes for f in files))
         # No savepoint: a refusal ends this whole transaction (nothing written).
-        reservation = credits_reserve(member, turn_id=turn_id, savepoint=False, fresh=True)
+        reservation = credits_reserve(member, turn_id=turn_id, savepoint=False, fresh=True, model=option.id,
+                                      door=turn_door(thread, door))
         turn = Turn.objects.create(
             id=turn_id, thread=thread, organization_id=member.organization_id, user_id=member.user_id,
             user_message=user_message, model_option=option.id,
@@ -100,16 +103,16 @@ class NothingToRedo(Exception):
     """The conversation has no message of the person to regenerate the reply of, or to edit."""
 
 
-def chat_regenerate(member: Member, *, conversation_id: UUID) -> SubmittedTurn:
+def chat_regenerate(member: Member, *, conversation_id: UUID, door: str = "") -> SubmittedTurn:
     """A new reply to the last user message, on the same history without the
     old reply: the old reply stays as a previous version (superseded_at).
     Raises ConversationNotFound, ConversationBusy, NothingToRedo,
     CreditsExhausted (nothing written) or QueueUnavailable (all undone)."""
-    return _redo(member, conversation_id=conversation_id, new_text=None)
+    return _redo(member, conversation_id=conversation_id, new_text=None, door=door)
 
 
 def chat_edit(member: Member, *, conversation_id: UUID, message: str,
-              attachments: list[UUID] | None = None) -> SubmittedTurn:
+              attachments: list[UUID] | None = None, door: str = "") -> SubmittedTurn:
     """The last user message edited and resent: it and its reply stay as a
     previous version; the new message (`replaces` the old one) gets a turn.
     `attachments`: the files of the old message the new one keeps (None: all);
@@ -117,11 +120,11 @@ def chat_edit(member: Member, *, conversation_id: UUID, message: str,
     thread = thread_get_for_member(member, conversation_id)
     if becomes_full(member, thread):
         check_room(history_bytes(load_history(thread.id)), message)
-    return _redo(member, conversation_id=conversation_id, new_text=message, keep=attachments)
+    return _redo(member, conversation_id=conversation_id, new_text=message, keep=attachments, door=door)
 
 
 def _redo(member: Member, *, conversation_id: UUID, new_text: str | None,
-          keep: list[UUID] | None = None) -> SubmittedTurn:
+          keep: list[UUID] | None = None, door: str = "") -> SubmittedTurn:
     enqueue_error: list[Exception] = []
     turn_id = uuid.uuid4()  # marks the events block this turn delivers, as in chat_submit
     with transaction.atomic():
@@ -155,7 +158,8 @@ def _redo(member: Member, *, conversation_id: UUID, new_text: str | None,
             id=turn_id, thread=thread, organization_id=member.organization_id, user_id=member.user_id,
             user_message=user_message, model_option=option.id,
         )
-        reservation = credits_reserve(member, turn_id=turn.id, fresh=True)
+        reservation = credits_reserve(member, turn_id=turn.id, fresh=True, model=option.id,
+                                      door=turn_door(thread, door))
         turn.credit_month, turn.reserved_micros = reservation.month, reservation.micros
         turn.save(update_fields=["credit_month", "reserved_micros"])
         Thread.objects.filter(id=thread.id).update(status=Thread.Status.RESPONDING)

@@ -19,7 +19,7 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 import assistant.chat
-from assistant import maintenance
+from assistant import exports, maintenance
 from assistant.cards import cards_expire, cards_mark_interrupted
 from assistant.chat import chat_submit
 from assistant.loop import run_turn
@@ -29,8 +29,10 @@ from assistant_engine.organizations.models import Membership, Organization
 from assistant_engine.organizations.personal_data import erase_user, export_user, export_user_stream
 from assistant_engine.organizations.tokens import expired_tokens_purge
 from assistant_engine.surfaces.telegram.handlers import telegram_purge
+from assistant_engine.web.spend import spend_section
 from bench import scale_work
 from conversations.models import Thread
+from credits.spend import organization_spend, people_ranking
 from tests.fakes.scripted import ScriptedClient, say
 
 READ_FACTOR, READ_FLOOR = 100, 1000
@@ -98,6 +100,16 @@ def submit(context, _round):
     return chat_submit(context["member"], message="What is in the budget?", conversation_id=None).turn_id
 
 
+def spend(context, _prepared):
+    """The organization page's spend section on its own: its two reads (day and month totals), the
+    people's month totals the page reads anyway, and the charts laid out."""
+    organization_id, month = context["member"].organization_id, context["month"]
+    usage = exports.usage_rows(organization_id, month)
+    section = spend_section(organization_spend(organization_id, month),
+                            people_ranking((row[1], row[2], row[3], row[6]) for row in usage))
+    assert section.charts[0].rows, "the probe's month has day totals"
+
+
 def erase(context, round_number, among="erasable"):
     user = get_user_model().objects.get(pk=context[among][round_number])
     while not erase_user(user, settings.ASSISTANT_ERASURE_BATCH_SIZE).done:
@@ -131,6 +143,7 @@ PATHS: dict[str, Path] = {
     "web sidebar search": get("web", "/conversations/list", q="budget"),
     "web data page": get("web", "/data/"),
     "web organization page (admin role)": get("web", "/organization/"),
+    "web organization page: its spend section": Path(spend),
     "web tokens page": get("web", "/tokens/"),
     "submission (POST /api/chat's service)": Path(lambda context, _p: submit(context, 0)),
     "a turn (1 step, scripted model)": Path(lambda _c, turn_id: run_turn(turn_id, client=ScriptedClient(

@@ -7,7 +7,8 @@ conversations × `messages` messages each; per conversation a turn for every 4
 messages (each with a reserve and a settle ledger row), a tool call on every
 assistant message, one card (confirmed with its outcome; every tenth pending, not
 yet expired); per person an unexpired API token and the month totals of
-its turns. Every message holds the common word `hello`; the rarer `budget` is
+its turns; per account the day totals of its turns (by model and door).
+Every message holds the common word `hello`; the rarer `budget` is
 in one message of every seventh conversation. Timestamps fall in the last 30 days, so the periodic jobs find
 nothing to do in the seed itself (what they cost is finding that out); bench/scale_work.py gives them their
 work before each sample of the rows that measure a job with work.
@@ -92,6 +93,17 @@ TENANT_SQL = [
             JOIN credits_creditaccount a ON a.organization_id = r.organization_id
        WHERE g.slug LIKE %(p)s || '-%%'
        GROUP BY a.id, r.user_id""",
+    # The accounts' day totals that ledger gives (what the ledger's write keeps: credits/days.py), a door per turn.
+    """INSERT INTO credits_dayusage (account_id, day, model, door, turns, used_micros)
+       SELECT a.id, greatest((r.created_at AT TIME ZONE 'UTC')::date,
+                             date_trunc('month', now() AT TIME ZONE 'UTC')::date),
+              r.model_option,
+              (ARRAY['browser', 'panel', 'api', 'ai', 'mcp', 'telegram'])[1 + abs(hashtext(r.id::text)) %% 6],
+              count(*), 100 * count(*)
+       FROM assistant_turn r JOIN assistant_organizations_organization g ON g.id = r.organization_id
+            JOIN credits_creditaccount a ON a.organization_id = r.organization_id
+       WHERE g.slug LIKE %(p)s || '-%%'
+       GROUP BY 1, 2, 3, 4""",
     """INSERT INTO assistant_actioncard (id, organization_id, user_id, thread_id, tool_name, tool_input, description,
                                          snapshot_hash, trifecta_warning, status, created_at, expires_at, decided_at,
                                          result, error)

@@ -13,13 +13,14 @@ credits/services.py.
 """
 
 from datetime import datetime
+from typing import NamedTuple
 from uuid import UUID
 
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Count, F, OuterRef, Subquery, Sum
 
 from assistant_engine.organizations.models import Organization
-from credits import alerts
+from credits import alerts, days
 from credits.models import CreditAccount, LedgerEntry, MemberMonthUsage
 from credits.money import micros_from_credits
 
@@ -86,22 +87,30 @@ def locked_account_of_turn(turn_id: UUID) -> CreditAccount:
     return account
 
 
-def holds_of(turn_id: UUID) -> tuple[int, bool, int | None]:
-    """(micros the turn holds, whether it is closed, the person who started
-    it: the actor of its start reservation), in one query: its start
-    reservation plus every hold taken before a call, minus nothing until closed."""
+class Holds(NamedTuple):
+    """What a turn's ledger rows say of it."""
+
+    held: int  # micros it holds: its start reservation plus every hold taken before a call
+    closed: bool
+    person_id: int | None  # who started it: the actor of its start reservation
+    model: str  # its model option and door, as its start reservation was told them
+    door: str
+
+
+def holds_of(turn_id: UUID) -> Holds:
+    """The turn's holds, whether it is closed, who started it, its model and door, in one query."""
     entries = LedgerEntry.objects.filter(turn_id=turn_id, kind__in=LedgerEntry.TURN_KINDS).values_list(
-        "kind", "reserved_delta", "actor_id"
+        "kind", "reserved_delta", "actor_id", "model", "door"
     )
-    held, closed, person = 0, False, None
-    for kind, delta, actor in entries:
+    held, closed, person, model, door = 0, False, None, "", ""
+    for kind, delta, actor, its_model, its_door in entries:
         if kind in LedgerEntry.CLOSING_KINDS:
             closed = True
         else:
             held += delta
         if kind == Kind.RESERVE:
-            person = actor
-    return held, closed, person
+            person, model, door = actor, its_model, its_door
+    return Holds(held, closed, person, model, door)
 
 
 def reserve_entry(turn_id: UUID) -> LedgerEntry | None:
@@ -121,13 +130,16 @@ def record(
     actor_id: int | None = None,
     job: str = "",
     reason: str = "",
+    model: str = "",
+    door: str = "",
 ) -> LedgerEntry:
     """Apply deltas to a locked account and write the ledger row that explains them.
 
     The one place totals change, so the invariant used + reserved <= granted
     is checked here, before anything is written. A turn's row (`turn_id`) also
     moves the month totals of `person_id`, the person who started the turn
-    (None: erased): one statement more.
+    (None: erased): one statement more; a close that charges (settle, stuck)
+    adds the turn to its day's totals of its `model` and `door`: one more.
     """
     if account.used_micros + used_delta + account.reserved_micros + reserved_delta > (
         account.granted_micros + granted_delta
@@ -142,6 +154,8 @@ def record(
     alerts.after_movement(account, used_before)
     if turn_id is not None:
         _add_usage(account.pk, person_id, turns=int(kind == Kind.RESERVE), used=used_delta, reserved=reserved_delta)
+        if kind in days.CHARGING_KINDS:
+            days.add_close(account, now=now, model=model, door=door, used=used_delta)
     return LedgerEntry.objects.create(
         account=account,
         kind=kind,
@@ -152,6 +166,8 @@ def record(
         actor_id=actor_id,
         job=job,
         reason=reason,
+        model=model,
+        door=door,
         created_at=now,
     )
 

@@ -15,6 +15,22 @@ from django.db.models import F, Q
 from assistant_engine.organizations.models import Organization
 
 
+class Door(models.TextChoices):
+    """The door a turn came through (the organization page's spend by door):
+    the conversation's own door when another door holds it (a Telegram chat,
+    the day's MCP conversation, a conversation an /ai/ client uploaded), else
+    where it was asked: the chat page, a host page's panel, or the API with a
+    token. "" for turns settled before doors were recorded (and for callers
+    that don't say, such as scripts)."""
+
+    BROWSER = "browser", "Browser"
+    PANEL = "panel", "Panel"
+    API = "api", "API"
+    AI_MEMORY = "ai", "/ai/"
+    MCP = "mcp", "MCP"
+    TELEGRAM = "telegram", "Telegram"
+
+
 class CreditAccount(models.Model):
     organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="credit_accounts")
     month = models.CharField(max_length=7, help_text="Calendar month in UTC, YYYY-MM.")
@@ -86,6 +102,11 @@ class LedgerEntry(models.Model):
     )
     job = models.CharField(max_length=60, blank=True, default="")
     reason = models.TextField(blank=True, default="")
+    # A turn's rows name its model option and door (as its start reservation was
+    # told them), so a close can add to the day's totals (DayUsage) without
+    # reading the turn; "" on the other kinds and on rows written before.
+    model = models.CharField(max_length=100, blank=True, default="", db_default="")
+    door = models.CharField(max_length=10, choices=Door.choices, blank=True, default="", db_default="")
     created_at = models.DateTimeField()
 
     class Meta:
@@ -151,6 +172,34 @@ class MemberMonthUsage(models.Model):
 
     def __str__(self):
         return f"{self.user_id} in {self.account_id}"
+
+
+class DayUsage(models.Model):
+    """What an account's turns used on one day (UTC), per model option and
+    door: the organization page's spend charts by day and by door read these
+    rows (at most days × models × doors per month, whatever the number of
+    people and turns) instead of summing the ledger. Kept by the ledger's one
+    write (credits/ledger.py) when a turn closes with a cost (settle, stuck),
+    in the same transaction, under the account's lock; `credits_days_rebuild`
+    derives them from the ledger (the backfill). A turn closed after its month
+    ended counts on that month's last day: the sums of an account's days are
+    its used total."""
+
+    # No index of its own: the unique constraint's starts with the account.
+    account = models.ForeignKey(CreditAccount, on_delete=models.PROTECT, related_name="days", db_index=False)
+    day = models.DateField()
+    model = models.CharField(max_length=100, blank=True, default="")
+    door = models.CharField(max_length=10, choices=Door.choices, blank=True, default="")
+    turns = models.PositiveIntegerField(default=0, help_text="Turns closed with a cost (settled or stuck).")
+    used_micros = models.BigIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["account", "day", "model", "door"], name="day_usage_one_per_grain"),
+        ]
+
+    def __str__(self):
+        return f"{self.day} {self.model} {self.door} in {self.account_id}"
 
 
 class CreditAlert(models.Model):

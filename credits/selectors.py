@@ -1,15 +1,16 @@
 """Reads of the credit accounts: the month's summary, and the ledger audit."""
 
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 
 from django.db.models import Sum
 from django.utils import timezone
 
 from assistant_engine.organizations.members import Member
 from assistant_engine.organizations.models import Organization
+from credits.days import CHARGING_KINDS, clamped
 from credits.forecast import run_out_day
-from credits.models import CreditAccount, LedgerEntry, MemberMonthUsage
+from credits.models import CreditAccount, DayUsage, LedgerEntry, MemberMonthUsage
 from credits.money import credits_from_micros, current_month, micros_from_credits
 from credits.services import member_cap_for, member_spent_in_month
 
@@ -151,6 +152,8 @@ OVERDRAWN = "overdrawn"
 
 # A person's month totals (MemberMonthUsage), and what their ledger rows give.
 USAGE_FIELDS = ("turns", "used_micros", "reserved_micros")
+# An account's day totals (DayUsage): their mismatches are named "day …".
+DAY_FIELDS = ("turns", "used_micros")
 
 
 @dataclass
@@ -161,19 +164,22 @@ class _Replay:
     sums: dict[str, int]
     overdraft: tuple[int, int] | None = None  # (entry id, micros over)
     usage: dict[int | None, list[int]] = field(default_factory=dict)  # person: turns, used, reserved
+    # (the close's UTC day, model, door): turns, used; of the charging closes (credits/days.py).
+    days: dict[tuple, list[int]] = field(default_factory=dict)
 
 
 def credits_audit_mismatches() -> list[AuditMismatch]:
     """Every account total that differs from the sum of its ledger's deltas,
     every account whose ledger, replayed in order, ever had used +
-    reserved above granted (at any moment, not only now), and every person's
-    month totals that differ from their turns' ledger rows.
+    reserved above granted (at any moment, not only now), every person's
+    month totals and every day total that differ from their turns' ledger rows.
 
-    One query for the ledger (streamed), one for the accounts and one for the
-    people's totals, whatever their number.
+    One query for the ledger (streamed), one for the accounts, one for the
+    people's totals and one for the day totals, whatever their number.
     """
     replays = _replay_ledgers()
     usages = _stored_usage()
+    days = _stored_days()
     mismatches = []
     accounts = CreditAccount.objects.select_related("organization").order_by(
         "organization__slug", "month", "id"
@@ -188,7 +194,31 @@ def credits_audit_mismatches() -> list[AuditMismatch]:
         if replay.overdraft is not None:
             mismatches.append(AuditMismatch(*where, OVERDRAWN, *replay.overdraft))
         mismatches += _usage_mismatches(where, usages.get(account.pk, {}), replay.usage)
+        mismatches += _day_mismatches(where, days.get(account.pk, {}), replay.days)
     return mismatches
+
+
+def _day_mismatches(where: tuple, stored: dict, closes: dict) -> list[AuditMismatch]:
+    derived: dict[tuple, list[int]] = {}
+    for (on, model, door), (turns, used) in closes.items():
+        totals = derived.setdefault((clamped(on, where[2]), model, door), [0, 0])
+        totals[0] += turns
+        totals[1] += used
+    mismatches = []
+    for key in sorted(stored.keys() | derived.keys()):
+        day, model, door = key
+        for name, have, want in zip(DAY_FIELDS, stored.get(key, [0, 0]), derived.get(key, [0, 0]), strict=True):
+            if have != want:
+                mismatches.append(AuditMismatch(*where, f"day {day} {model or '-'} {door or '-'} {name}", have, want))
+    return mismatches
+
+
+def _stored_days() -> dict[int, dict[tuple, list[int]]]:
+    stored: dict[int, dict[tuple, list[int]]] = {}
+    for account_id, day, model, door, turns, used in DayUsage.objects.values_list(
+            "account_id", "day", "model", "door", "turns", "used_micros").iterator(chunk_size=2000):
+        stored.setdefault(account_id, {})[(day, model, door)] = [turns, used]
+    return stored
 
 
 def _usage_mismatches(where: tuple, stored: dict, derived: dict) -> list[AuditMismatch]:
@@ -215,10 +245,10 @@ def _stored_usage() -> dict[int, dict[int | None, list[int]]]:
 def _replay_ledgers() -> dict[int, _Replay]:
     deltas = list(AUDITED_FIELDS.values())
     rows = LedgerEntry.objects.order_by("account_id", "id").values_list(
-        "account_id", "id", "kind", "turn_id", "actor_id", *deltas)
+        "account_id", "id", "kind", "turn_id", "actor_id", "created_at", "model", "door", *deltas)
     replays: dict[int, _Replay] = {}
     people: dict = {}  # the current account's turns: who started each (its reserve entry comes first)
-    for account_id, entry_id, kind, turn_id, actor_id, *values in rows.iterator(chunk_size=2000):
+    for account_id, entry_id, kind, turn_id, actor_id, at, model, door, *values in rows.iterator(chunk_size=2000):
         if account_id not in replays:
             people = {}
         replay = replays.setdefault(account_id, _Replay(dict.fromkeys(deltas, 0)))
@@ -234,4 +264,8 @@ def _replay_ledgers() -> dict[int, _Replay]:
             usage[0] += kind == LedgerEntry.Kind.RESERVE
             usage[1] += values[deltas.index("used_delta")]
             usage[2] += values[deltas.index("reserved_delta")]
+        if kind in CHARGING_KINDS:
+            day = replay.days.setdefault((at.astimezone(UTC).date(), model, door), [0, 0])
+            day[0] += 1
+            day[1] += values[deltas.index("used_delta")]
     return replays

@@ -83,7 +83,8 @@ def reservation_micros() -> int:
 
 
 def credits_reserve(
-    member: Member, *, turn_id: UUID, now: datetime | None = None, savepoint: bool = True, fresh: bool = False
+    member: Member, *, turn_id: UUID, now: datetime | None = None, savepoint: bool = True, fresh: bool = False,
+    model: str = "", door: str = "",
 ) -> Reservation:
     """Take a turn's reservation from the organization's account of the month.
 
@@ -97,6 +98,8 @@ def credits_reserve(
     transaction ends with a refusal anyway (it must not catch it and go on).
     `fresh=True` saves one, the look for an earlier reservation of the turn,
     for a caller that made `turn_id` itself just now (uuid4: none can exist).
+    `model` and `door` (a credits.models.Door): the turn's model option and
+    the door it came through, recorded for its close to add to the day's totals.
     """
     now = now or timezone.now()
     needed = reservation_micros()
@@ -125,6 +128,8 @@ def credits_reserve(
             reserved_delta=needed,
             actor_id=member.user_id,
             reason="turn start",
+            model=model,
+            door=door,
         )
     return Reservation(month=account.month, micros=needed)
 
@@ -154,7 +159,7 @@ def credits_reserve_more(*, turn_id: UUID, micros: int, job: str = "run_turn") -
         # their next call in the same balance. Under the row lock each one
         # reads the balance after the previous one's hold.
         account = locked_account_of_turn(turn_id)
-        held, closed, person_id = holds_of(turn_id)
+        held, closed, person_id, model, door = holds_of(turn_id)
         if closed:
             raise ReservationNotFound(f"turn {turn_id} is already closed")
         check_covers(account, micros)
@@ -163,7 +168,7 @@ def credits_reserve_more(*, turn_id: UUID, micros: int, job: str = "run_turn") -
             check_member_cap(account, person_id, micros,
                              cap_micros=member_cap_micros(account.organization_id, person_id))
         record(account, kind=Kind.EXTEND, now=now, turn_id=turn_id, person_id=person_id, reserved_delta=micros, job=job,
-                reason="upper bound of the next model call")
+               reason="upper bound of the next model call", model=model, door=door)
     return held + micros
 
 
@@ -171,7 +176,8 @@ def credits_reserve_more(*, turn_id: UUID, micros: int, job: str = "run_turn") -
 
 
 def credits_settle(
-    *, turn_id: UUID, cost_micros: int, charged_micros: int | None = None, job: str = "run_turn"
+    *, turn_id: UUID, cost_micros: int, charged_micros: int | None = None, job: str = "run_turn",
+    now: datetime | None = None,
 ) -> bool:
     """Charge a finished turn's real cost and release its reservation.
 
@@ -189,14 +195,14 @@ def credits_settle(
     if cost_micros < 0:
         raise ValueError(f"cost_micros must not be negative, got {cost_micros}")
     if charged_micros is None:
-        return _close_turn(turn_id, kind=Kind.SETTLE, cost_micros=cost_micros, job=job, reason="turn cost")
-    return _close_turn(turn_id, kind=Kind.SETTLE, cost_micros=charged_micros, job=job,
+        return _close_turn(turn_id, kind=Kind.SETTLE, cost_micros=cost_micros, job=job, reason="turn cost", now=now)
+    return _close_turn(turn_id, kind=Kind.SETTLE, cost_micros=charged_micros, job=job, now=now,
                        reason=f"turn on the organization's own key, provider cost {cost_micros} micros, charged")
 
 
-def credits_keep_on_stuck(*, turn_id: UUID, job: str = "fail_stuck_turns") -> bool:
+def credits_keep_on_stuck(*, turn_id: UUID, job: str = "fail_stuck_turns", now: datetime | None = None) -> bool:
     """A turn that never finished keeps its reservation as its cost."""
-    return _close_turn(turn_id, kind=Kind.STUCK, cost_micros=None, job=job, reason="turn never finished")
+    return _close_turn(turn_id, kind=Kind.STUCK, cost_micros=None, job=job, reason="turn never finished", now=now)
 
 
 def credits_release(*, turn_id: UUID, reason: str, job: str = "") -> bool:
@@ -204,21 +210,23 @@ def credits_release(*, turn_id: UUID, reason: str, job: str = "") -> bool:
     return _close_turn(turn_id, kind=Kind.RELEASE, cost_micros=0, job=job, reason=reason)
 
 
-def _close_turn(turn_id: UUID, *, kind: str, cost_micros: int | None, job: str, reason: str) -> bool:
+def _close_turn(turn_id: UUID, *, kind: str, cost_micros: int | None, job: str, reason: str,
+                now: datetime | None = None) -> bool:
     """Write the turn's one closing entry. `cost_micros=None` charges the reservation.
 
     No savepoint of its own (two queries less per turn): it raises nothing
     once it has written, and inside finish_turn's transaction it must commit
-    or roll back with the turn anyway.
+    or roll back with the turn anyway. `now` (tests, scripts): when it closes,
+    which decides its day in the day totals.
     """
-    now = timezone.now()
+    now = now or timezone.now()
     with transaction.atomic(savepoint=False):
         # Race: a worker settling a turn while the stuck-turn sweeper (or a
         # redelivered task) closes the same one. Under the lock the second
         # closer sees the first's entry and moves nothing; the partial unique
         # constraint on (turn_id, closing kinds) is the backstop.
         account = locked_account_of_turn(turn_id)
-        held, closed, person_id = holds_of(turn_id)
+        held, closed, person_id, model, door = holds_of(turn_id)
         if closed:
             return False
         cost = held if cost_micros is None else cost_micros
@@ -235,6 +243,8 @@ def _close_turn(turn_id: UUID, *, kind: str, cost_micros: int | None, job: str, 
             reserved_delta=-held,
             job=job,
             reason=f"{reason}: cost {charged} micros, reservation {held} micros released{note}",
+            model=model,
+            door=door,
         )
     return True
 

@@ -57,8 +57,10 @@ from assistant_engine.providers.org_models import (
 from assistant_engine.web.changes import change_sentence
 from assistant_engine.web.instructions import InstructionsForm, too_long
 from assistant_engine.web.members import member_required
+from assistant_engine.web.spend import SpendSection, spend_section
 from assistant_engine.web.views import shell_context, with_csp
 from credits.money import credits_from_micros, current_month
+from credits.spend import organization_spend, people_ranking
 
 CHANGES_SHOWN = 50
 
@@ -87,6 +89,7 @@ class OrganizationPage:
     keys: list[ProviderKey]
     members: list[MemberRow]
     changes: list[OrganizationChange]
+    spend: SpendSection
 
 
 def organization_page(member: Member) -> OrganizationPage:
@@ -106,8 +109,8 @@ def organization_page(member: Member) -> OrganizationPage:
         for membership in Membership.objects.filter(organization_id=member.organization_id)
         .annotate(username=Subquery(username)).order_by("username")
     }
-    for _month, user_id, _name, turns, _credits, _reserved_credits, used, reserved in exports.usage_rows(
-            member.organization_id, month):
+    usage = exports.usage_rows(member.organization_id, month)
+    for _month, user_id, _name, turns, _credits, _reserved_credits, used, reserved in usage:
         if user_id in rows:
             row = rows[user_id]
             row.turns, row.used_credits, row.reserved_credits = turns, credits_from_micros(used), \
@@ -117,6 +120,9 @@ def organization_page(member: Member) -> OrganizationPage:
         keys=list(ProviderKey.objects.filter(organization_id=member.organization_id).order_by("provider")),
         members=list(rows.values()),
         changes=_said(OrganizationChange.objects.filter(organization_id=member.organization_id)[:CHANGES_SHOWN]),
+        # The spend charts: two queries of day and month totals; the people's from the usage just read.
+        spend=spend_section(organization_spend(member.organization_id, month), people_ranking(
+            (user_id, name, turns, used) for _m, user_id, name, turns, _c, _r, used, _held in usage)),
     )
 
 

@@ -36,8 +36,8 @@ CHOICE_CHECK = 1
 # Claim, the turn, the member, the history (3: messages, tool calls, files); the Stop check before the model
 # call (issue 17); the reply (one INSERT: a quick step's text is written once);
 # the finish: turn lock and row, thread, settlement (account, holds, account,
-# the person's month totals, ledger), in one transaction.
-TURN_BASE = 16 + TRANSACTION
+# the person's month totals, the day's totals (issue 35.1), ledger), in one transaction.
+TURN_BASE = 17 + TRANSACTION
 # A step with one read call: the reply, the call (the Stop check before it and
 # its record, in one transaction under the turn's lock; the tool's own query,
 # result), the turn's progress, the Stop check before the next model call.

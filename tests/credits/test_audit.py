@@ -1,13 +1,14 @@
 """`manage.py credits_audit`: account totals re-derived from the ledger."""
 
 import io
+from datetime import date
 
 import pytest
 from django.core.management import ManagementUtility, call_command
 from django.core.management.base import CommandError
 from django.db.models import F
 
-from credits.models import CreditAccount, MemberMonthUsage
+from credits.models import CreditAccount, DayUsage, MemberMonthUsage
 from credits.services import credits_grant, credits_reserve, credits_settle
 from tests.credits.support import FEBRUARY_FIRST_MINUTE, JANUARY_LAST_MINUTE, new_turn
 
@@ -91,8 +92,10 @@ def test_audit_names_a_ledger_that_overdrew_an_account_at_some_moment(activity, 
     CreditAccount.objects.filter(pk=january.pk).update(
         used_micros=F("used_micros") + 10_000_000, granted_micros=F("granted_micros") + 10_000_000
     )
-    # The forged turn has no start reservation: its cost counts under no one.
+    # The forged turn has no start reservation: its cost counts under no one (and on its day).
     MemberMonthUsage.objects.create(account=january, user=None, used_micros=10_000_000)
+    DayUsage.objects.filter(account=january, day=date(2026, 1, 31)).update(turns=F("turns") + 1,
+                                                                             used_micros=F("used_micros") + 10_000_000)
     err = io.StringIO()
 
     with pytest.raises(CommandError, match="1 credit account"):
@@ -159,3 +162,23 @@ def test_an_erased_persons_totals_still_match_their_ledger(activity, acme, owner
     assert "match" in out and err == ""
     february = CreditAccount.objects.get(organization=acme, month="2026-02")
     assert MemberMonthUsage.objects.get(account=february).user is None
+
+
+def test_audit_names_tampered_day_totals_and_rebuilds_them(activity, acme):
+    """The day totals the spend charts read are checked against the ledger's
+    closes too (the January turn settled after its month: on January 31)."""
+    january = CreditAccount.objects.get(organization=acme, month="2026-01")
+    day = DayUsage.objects.get(account=january)
+    assert (day.day, day.turns, day.used_micros) == (date(2026, 1, 31), 1, 77_777)
+    DayUsage.objects.filter(pk=day.pk).update(used_micros=F("used_micros") + 1)
+    err = io.StringIO()
+
+    with pytest.raises(CommandError, match="1 credit account"):
+        call_command("credits_audit", stderr=err)
+    assert err.getvalue().strip() == (
+        f"account {january.pk} (acme 2026-01): day 2026-01-31 - - used_micros is 77778 but its ledger gives 77777")
+
+    out = io.StringIO()
+    call_command("credits_audit", "--rebuild-totals", stdout=out)
+    assert "Day totals rebuilt for 1 account(s)." in out.getvalue() and "match" in out.getvalue()
+    assert DayUsage.objects.get(account=january).used_micros == 77_777

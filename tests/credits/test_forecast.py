@@ -82,7 +82,8 @@ def test_the_organization_page_and_the_pill_say_the_day(acme, owner, spent_it_al
     today = date_format(timezone.now().astimezone(UTC).date(), "DATE_FORMAT")
     admin.get("/organization/")  # the session's organization is stored on the first visit
 
-    with django_assert_num_queries(11):  # as before the forecast (tests/web/test_organization_page.py)
+    # As before the forecast, with the spend section's two (tests/web/test_organization_page.py).
+    with django_assert_num_queries(13):
         page = admin.get("/organization/").content.decode()
     pill = web_client(owner).get("/").content.decode()
 

@@ -48,7 +48,7 @@ def filled(line: str) -> str:
 
 
 def test_the_block_is_the_commands_through_the_wrapper():
-    assert len(LINES) == 10
+    assert len(LINES) == 11
     assert all("scripts/manage.sh " in line and ".venv/bin/python" not in line for line in LINES)
 
 
@@ -97,6 +97,7 @@ def test_each_command_works_as_printed_against_the_demo(demo):
                "WHERE user_id = ? AND organization_id = ?", alice, acme[0]) == ("admin", 500)
     assert "offline" in out["assistant_models"]
     assert out["credits_audit"].strip()
+    assert out["credits_days_rebuild"].startswith("Day totals rebuilt for ")
     assert one("SELECT hint FROM assistant_providerkey WHERE organization_id = ?", acme[0]) == ("…7f3a",)
     assert verification[0].headers["authorization"] == f"Bearer {ORG_KEY}"
     token = out["create_token"].strip()

@@ -13,6 +13,7 @@ from assistant.models import ActionCard
 from assistant_engine.organizations.access_log import staff_access_record
 from assistant_engine.organizations.models import Organization
 from conversations.models import Message, Thread
+from credits.models import LedgerEntry
 from tests.web.accessibility import open_account_menu
 from tests.web.conftest import make_card, make_conversation
 from workspace.management.commands.seed_demo_workspace import seed
@@ -121,6 +122,8 @@ def test_a_reply_streams_in_then_the_conversation_resumes_after_reload(browser, 
     assert "offline demo model" in page.locator(".msg--assistant").first.inner_text()  # earlier reply untouched
     thread = Thread.objects.get()
     assert thread.messages.filter(role="user").count() == 2 and thread.status == Thread.Status.IDLE
+    # The organization's spend counts both under the chat page (issue 35.1).
+    assert list(LedgerEntry.objects.filter(kind="reserve").values_list("door", flat=True)) == ["browser"] * 2
 
 
 def test_cards_are_confirmed_cancelled_or_refused_when_expired(browser, workspace):

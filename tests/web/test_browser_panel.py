@@ -6,6 +6,7 @@ page and after a reload; a full-height sheet at 375 px; axe on each state."""
 import pytest
 
 from conversations.models import Thread
+from credits.models import LedgerEntry
 from tests.web.accessibility import assert_accessible
 from tests.web.test_csp_browser import RECORD_VIOLATIONS
 from workspace.management.commands.seed_demo_workspace import seed
@@ -138,6 +139,8 @@ def test_summarize_the_open_note_with_the_offline_model(browser, workspace):
     reply = panel.locator(".msg--assistant").last.inner_text()
     assert f'The note "{NOTE}" says:' in reply
     assert note.body.split()[0] in reply
+    # The organization's spend counts it under the panel (issue 35.1: the component says so).
+    assert list(LedgerEntry.objects.filter(kind="reserve").values_list("door", flat=True)) == ["panel"]
     browser.shot(page, "panel-summarize")
     assert_accessible(page, "a note page with the panel's summary")
 

@@ -74,14 +74,15 @@ def test_an_admin_sees_members_usage_caps_keys_and_changes(admin_web, admin, own
 def test_the_page_reads_a_fixed_number_of_queries(admin_web, admin, owner, colleague,
                                                   django_assert_num_queries):
     # The month is open (so its summary is one query) and someone spent: the
-    # month's usage per person is one query of their totals, names included.
+    # month's usage per person is one query of their totals, names included;
+    # the spend section two more (the month's day totals, the last 12 months' accounts).
     play(owner, ScriptedClient(say("Sure.")))
     admin_web.get(PAGE)  # the session's organization is stored on the first visit
-    with django_assert_num_queries(11):
+    with django_assert_num_queries(13):
         admin_web.get(PAGE)
     for index in range(5):
         make_person(f"extra{index}", admin.organization)
-    with django_assert_num_queries(11):
+    with django_assert_num_queries(13):
         admin_web.get(PAGE)
 
 

@@ -21,6 +21,7 @@ from conversations.files import file_upload
 from conversations.models import Thread
 from conversations.selectors import ConversationNotFound, thread_get_for_member
 from conversations.services import thread_create
+from credits.models import Door
 
 SURFACE = "telegram"
 # callback_data is at most 64 bytes: "c" (confirm), "C" (confirm again: the
@@ -46,7 +47,8 @@ def telegram_turn(link: TelegramLink, member: Member, *, text: str, chat_id: int
         text, attachments = _("Here is a message forwarded from %(origin)s.") % {"origin": forwarded_from}, [upload.id]
     thread, created = _conversation_of(link, member)
     try:
-        submitted = chat_submit(member, message=text, conversation_id=thread.id, attachments=attachments)
+        submitted = chat_submit(member, message=text, conversation_id=thread.id, attachments=attachments,
+                                door=Door.TELEGRAM)
     except Exception:
         if created:
             Thread.objects.filter(id=thread.id, messages__isnull=True).delete()

@@ -1,5 +1,6 @@
 from django.core.management.base import BaseCommand, CommandError
 
+from credits.days import days_rebuild
 from credits.ledger import usage_rebuild
 from credits.selectors import USAGE_FIELDS, credits_audit_mismatches
 
@@ -13,17 +14,21 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument(
             "--rebuild-totals", action="store_true",
-            help="first rebuild the people's month totals of each account whose totals differ from its ledger "
-                 "(the account's own totals and the ledger are never changed)",
+            help="first rebuild the people's month totals and the day totals of each account whose totals differ "
+                 "from its ledger (the account's own totals and the ledger are never changed)",
         )
 
     def handle(self, *args, rebuild_totals=False, **options):
         if rebuild_totals:
-            drifted = {mismatch.account_id for mismatch in credits_audit_mismatches()
-                       if mismatch.field.split(" ")[0] in USAGE_FIELDS}
+            found = credits_audit_mismatches()
+            drifted = {mismatch.account_id for mismatch in found if mismatch.field.split(" ")[0] in USAGE_FIELDS}
             for account_id in sorted(drifted):
                 usage_rebuild(account_id)
             self.stdout.write(f"People's month totals rebuilt for {len(drifted)} account(s).")
+            drifted_days = {mismatch.account_id for mismatch in found if mismatch.field.startswith("day ")}
+            for account_id in sorted(drifted_days):
+                days_rebuild(account_id)
+            self.stdout.write(f"Day totals rebuilt for {len(drifted_days)} account(s).")
         mismatches = credits_audit_mismatches()
         for mismatch in mismatches:
             self.stderr.write(str(mismatch))

@@ -27,9 +27,9 @@ const unreachable = (status, code) => ({
   ok: false, status, data: { code, detail: gettext('The server could not be reached. Check your connection and try again.') },
 });
 
-export async function api(method, url, body) {
+export async function api(method, url, body, extraHeaders = {}) {
   // respond-async (RFC 7240): the page follows the turn's stream, whatever the deployment's default wait.
-  const headers = { Accept: 'application/json', 'X-CSRFToken': csrfToken(), Prefer: 'respond-async' };
+  const headers = { Accept: 'application/json', 'X-CSRFToken': csrfToken(), Prefer: 'respond-async', ...extraHeaders };
   if (organization()) headers['X-Organization'] = organization();
   // A FormData body (a file upload) sets its own multipart Content-Type.
   const form = body instanceof FormData;

@@ -20,6 +20,7 @@ import { chosenVersions, initVersions, restoreVersions } from './versions.js';
 import { followTitle, plainTitle } from './titles.js';
 
 export function mountChat(chat, { panel = false } = {}) {
+  const doorHeaders = panel ? { 'X-Assistant-Door': 'panel' } : {}; // the spend by door (assistant/doors.py)
   // Everything the component hangs on the document goes when it is removed.
   const lifetime = new AbortController();
   const { signal } = lifetime;
@@ -151,7 +152,7 @@ export function mountChat(chat, { panel = false } = {}) {
     if (state.conversationId) body.conversationId = state.conversationId;
     if (pageContext()) body.context = pageContext();
     if (!state.conversationId && chosenModel(chat)) body.model = chosenModel(chat);
-    const response = await api('POST', apiUrl('chat'), body);
+    const response = await api('POST', apiUrl('chat'), body, doorHeaders);
     if (!response.ok) {
       setBusy(false);
       const code = response.data.code;
@@ -187,7 +188,7 @@ export function mountChat(chat, { panel = false } = {}) {
     hideBanner();
     setBusy(true, { sending: true });
     const url = apiUrl(`conversations/${encodeURIComponent(state.conversationId)}/${action}`);
-    const response = await api('POST', url, body);
+    const response = await api('POST', url, body, doorHeaders);
     if (!response.ok) {
       setBusy(false);
       showBanner(ERRORS[response.data.code] ?? response.data.detail, { error: !ERRORS[response.data.code] });
