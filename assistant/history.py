@@ -13,6 +13,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 from uuid import UUID
 
+from django.db.models import Exists, OuterRef
+
 from assistant.app_events import event_tool_names, neutralize
 from assistant.history_fit import history_bytes, history_parts
 from assistant.page_context import is_page_context, is_untrusted_page_context
@@ -168,24 +170,22 @@ def load_files(thread_id: UUID, since_seq: int = 0) -> dict[UUID, tuple[FilePart
 
 
 def load_context(thread_id: UUID, *, summary: SummaryShown | None = None) -> Context:
-    """Three queries, read as plain rows (building ~600 model instances per
-    read was most of a turn's time). With a summary, only the messages after
-    it: a turn reads as much of a 5,000-message conversation as of a
-    50-message one, and the summary brings the marks of what it stands for."""
+    """One query for a conversation of text alone, three with tool calls and
+    files, read as plain rows (building ~600 model instances per read was most
+    of a turn's time). With a summary, only the messages after it: a turn
+    reads as much of a 5,000-message conversation as of a 50-message one, and
+    the summary brings the marks of what it stands for."""
     since = summary.through_seq if summary else 0
-    messages = Message.objects.filter(thread_id=thread_id, seq__gte=since).order_by("seq").values_list(*MESSAGE_FIELDS)
-    calls_by_message: dict[UUID, list[StoredCall]] = defaultdict(list)
-    # Superseded replies' calls too: never sent again, but what they read still
-    # taints the conversation (a regenerate must not launder an inbox read).
-    call_rows = (
-        ToolCall.objects.filter(message__thread_id=thread_id, message__seq__gte=since)
-        .order_by("position").values_list(*CALL_FIELDS)
+    # Whether each message has calls or files (an index probe each): their own queries run only when one does.
+    rows = list(
+        Message.objects.filter(thread_id=thread_id, seq__gte=since).order_by("seq")
+        .annotate(has_calls=Exists(ToolCall.objects.filter(message_id=OuterRef("pk"))),
+                  has_files=Exists(Attachment.objects.filter(message_id=OuterRef("pk"))))
+        .values_list(*MESSAGE_FIELDS, "has_calls", "has_files")
     )
-    for message_id, tool_use_id, name, tool_input, result, is_error, finished_at in call_rows:
-        calls_by_message[message_id].append(
-            StoredCall(tool_use_id, name, tool_input, result, is_error, finished_at is not None)
-        )
-    files = load_files(thread_id, since)
+    messages = [row[:-2] for row in rows]
+    calls_by_message = _load_calls(thread_id, since) if any(row[-2] for row in rows) else {}
+    files = load_files(thread_id, since) if any(row[-1] for row in rows) else {}
     items: list[HistoryItem] = [summary.item()] if summary else []
     seen: list[SeenCall] = [summary.seen] if summary else []
     starts: list[Start] = []
@@ -215,6 +215,22 @@ def load_context(thread_id: UUID, *, summary: SummaryShown | None = None) -> Con
             items.extend(sent)
     return Context(items, context_taint(seen), next_seq, starts, summary, sources=untrusted_sources(seen),
                    messages=counted)
+
+
+def _load_calls(thread_id: UUID, since_seq: int) -> dict[UUID, list[StoredCall]]:
+    """The tool calls of the thread's messages from `since_seq` on, by message.
+    Superseded replies' calls too: never sent again, but what they read still
+    taints the conversation (a regenerate must not launder an inbox read)."""
+    calls_by_message: dict[UUID, list[StoredCall]] = defaultdict(list)
+    call_rows = (
+        ToolCall.objects.filter(message__thread_id=thread_id, message__seq__gte=since_seq)
+        .order_by("position").values_list(*CALL_FIELDS)
+    )
+    for message_id, tool_use_id, name, tool_input, result, is_error, finished_at in call_rows:
+        calls_by_message[message_id].append(
+            StoredCall(tool_use_id, name, tool_input, result, is_error, finished_at is not None)
+        )
+    return calls_by_message
 
 
 def uploaded_text(role: str, content: str, turn_id: UUID | None) -> bool:

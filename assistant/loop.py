@@ -85,7 +85,7 @@ def run_turn(turn_id: UUID, *, client: ModelClient | None = None, clock: Callabl
     # 4. settle: the end, the thread and the credits at once, under the turn's row lock.
     finish_turn(turn_id, outcome, usage=usage if runner else None, thread_after=thread_after,
                 progress=runner.progress() if runner else None,
-                key_source=runner.key_source if runner else "")
+                key_source=runner.key_source if runner else "", loop_turn=runner.turn if runner else None)
     logger.info(
         "turn_finished",
         extra={
@@ -129,7 +129,7 @@ class TurnRunner(RequestPhase, SummaryPhase, StreamPhase, ToolCallPhase):
     def _loop(self) -> Outcome:
         self._load_history()
         for _ in range(settings.ASSISTANT_MAX_STEPS):
-            self._stop_if_cancelled()
+            self._stop_if_cancelled_before_call()
             request = self._next_request()  # 1. build the request, its cost held
             reply, calls = self._step(request)  # 2. stream the model
             if not calls:

@@ -45,6 +45,7 @@ def finish_turn(
     turn_id: UUID, outcome: Outcome, *, usage: Usage | None, cost_micros: int | None = None,
     credits: str = SETTLE, expect_status: str | None = None, job: str = "run_turn",
     thread_after: ThreadAfterTurn | None = None, progress: dict | None = None, key_source: str = "",
+    loop_turn: Turn | None = None,
 ) -> bool:
     """Record the end, free the thread and close the credits, all at once.
 
@@ -55,26 +56,23 @@ def finish_turn(
     whether this call finished the turn: under the turn's row lock, a second
     caller (a redelivered task, a second sweeper) finds it finished and does
     nothing. `key_source` (which key paid) is recorded with the end, in the
-    same write.
+    same write. `loop_turn`: the loop's own Turn (its model, thread and
+    reservation as it ran), for a turn ended without a Stop in one UPDATE.
     """
     if credits not in (SETTLE, STUCK, RELEASE):
         raise ValueError(f"unknown way to close credits: {credits!r}")
     now = timezone.now()
+    held = _LoopHeld(usage, progress, key_source)
     with transaction.atomic():
-        turn = Turn.objects.select_for_update().get(id=turn_id)
-        if turn.status in ENDED_STATUSES:
+        ended = None
+        if loop_turn is not None and cost_micros is None and expect_status is None:
+            ended = _ended_at_once(loop_turn, outcome, held, credits, now=now)
+        ended = ended or _ended_under_lock(turn_id, outcome, held, credits, now=now, cost_micros=cost_micros,
+                                           expect_status=expect_status)
+        if ended is None:
             return False
-        if expect_status is not None and turn.status != expect_status:
-            return False
-        outcome = _after_a_stop(turn, outcome)
-        _take_what_the_loop_held(turn, usage=usage, progress=progress, key_source=key_source)
-        if cost_micros is None:
-            cost_micros = _cost_of(turn, credits)
-        turn.status = outcome.status
-        turn.failure_kind = outcome.failure_kind
-        turn.finished_at = now
-        turn.cost_micros = cost_micros
-        turn.save()
+        turn, outcome = ended
+        cost_micros = turn.cost_micros
         thread_after = thread_after or _measured_thread(turn)
         if outcome.notice:
             thread_after = _mark_last_reply(turn, outcome, thread_after)
@@ -87,13 +85,53 @@ def finish_turn(
     return True
 
 
-def _take_what_the_loop_held(turn: Turn, *, usage: Usage | None, progress: dict | None, key_source: str) -> None:
-    if usage is not None:
-        store_usage(turn, usage)
-    for field, value in (progress or {}).items():  # the last step's, not written yet
+@dataclass(frozen=True)
+class _LoopHeld:
+    """What the loop held at its end and had not written: its usage (None: as
+    stored), the last step's progress, the key that paid."""
+
+    usage: Usage | None
+    progress: dict | None
+    key_source: str
+
+
+def _ended_at_once(turn: Turn, outcome: Outcome, held: _LoopHeld, credits: str, *, now) -> tuple[Turn, Outcome] | None:
+    """The loop's turn ended by one conditional UPDATE, which takes the row
+    lock a Stop (turn_cancel) and the sweepers take: it writes only a turn
+    still running and without a Stop, so a Stop accepted first, or a sweeper
+    that ended it, makes it write nothing (None: the locked path then decides)."""
+    _take_what_the_loop_held(turn, held)
+    turn.status, turn.failure_kind, turn.finished_at = outcome.status, outcome.failure_kind, now
+    turn.cost_micros = _cost_of(turn, credits)
+    written = Turn.objects.filter(id=turn.id, status=Turn.Status.RUNNING, cancel_requested_at__isnull=True).update(
+        **{field: getattr(turn, field) for field in ENDING_FIELDS})
+    return (turn, outcome) if written else None
+
+
+def _ended_under_lock(turn_id: UUID, outcome: Outcome, held: _LoopHeld, credits: str, *, now,
+                      cost_micros: int | None, expect_status: str | None) -> tuple[Turn, Outcome] | None:
+    """The turn read under its row lock and ended, unless it already was (None);
+    with the outcome it ended with (a Stop accepted first wins)."""
+    turn = Turn.objects.select_for_update().get(id=turn_id)
+    if turn.status in ENDED_STATUSES:
+        return None
+    if expect_status is not None and turn.status != expect_status:
+        return None
+    outcome = _after_a_stop(turn, outcome)
+    _take_what_the_loop_held(turn, held)
+    turn.status, turn.failure_kind, turn.finished_at = outcome.status, outcome.failure_kind, now
+    turn.cost_micros = _cost_of(turn, credits) if cost_micros is None else cost_micros
+    turn.save()
+    return turn, outcome
+
+
+def _take_what_the_loop_held(turn: Turn, held: _LoopHeld) -> None:
+    if held.usage is not None:
+        store_usage(turn, held.usage)
+    for field, value in (held.progress or {}).items():  # the last step's, not written yet
         setattr(turn, field, value)
-    if key_source:
-        turn.key_source = key_source
+    if held.key_source:
+        turn.key_source = held.key_source
 
 
 def _cost_of(turn: Turn, credits: str) -> int:
@@ -138,6 +176,12 @@ def charge_for(turn: Turn, cost_micros: int) -> int:
 
 def _usage_of(turn: Turn) -> Usage:
     return Usage(turn.input_tokens, turn.output_tokens, turn.cache_write_tokens, turn.cache_read_tokens)
+
+
+USAGE_FIELDS = ("input_tokens", "output_tokens", "cache_write_tokens", "cache_read_tokens")
+# What a turn's end writes: its status, its cost, and what the loop held (usage, progress, key).
+ENDING_FIELDS = ("status", "failure_kind", "finished_at", "cost_micros", *USAGE_FIELDS, "steps", "tool_calls",
+                 "reserved_micros", "read_private", "read_untrusted", "key_source")
 
 
 def store_usage(turn: Turn, usage: Usage) -> None:

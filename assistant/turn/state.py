@@ -13,7 +13,7 @@ from assistant.models import Turn
 from assistant.trifecta import Taint
 from assistant.turn.outcome import NOTICES, TurnCancelled, TurnStopped
 from assistant.turn.process_cache import tool_specs_and_size
-from assistant.turn.settle import ThreadAfterTurn, store_usage
+from assistant.turn.settle import USAGE_FIELDS, ThreadAfterTurn, store_usage
 from assistant_engine.providers.catalog import ModelOption, model_option
 from assistant_engine.providers.clients.base import ModelClient, Usage
 from assistant_engine.tools.registry import all_tools
@@ -54,6 +54,9 @@ class TurnState:
         self.sources: list[str] = []
         self.system = system_prompt()  # with the instructions once the member is verified
         self.cancel_checked_at = self.deadline - settings.ASSISTANT_TURN_SECONDS  # the start: no extra reading
+        # Whether a Stop is known to be requested, as read just now by a query the loop runs anyway (the turn's
+        # row at its start, a step's progress write); None: not known, the next model call reads it first.
+        self.stop_known: bool | None = turn.cancel_requested_at is not None
         # What the call being streamed has cost so far when the stream is closed
         # before the provider reported its usage (see _estimate_unreported_usage).
         self.unreported_usage = Usage()
@@ -75,6 +78,16 @@ class TurnState:
         if turns.filter(id=self.turn.id).values_list("cancel_requested_at", flat=True).first() is not None:
             raise TurnCancelled
 
+    def _stop_if_cancelled_before_call(self) -> None:
+        """The safe point before each model call (issue 17): no call starts
+        after an accepted Stop. When the loop's previous query just read the
+        flag (stop_known), it is not read a second time."""
+        known, self.stop_known = self.stop_known, None
+        if known is None:
+            self._stop_if_cancelled()
+        elif known:
+            raise TurnCancelled
+
     def _stop_if_cancelled_while_streaming(self) -> None:
         now = self.clock()
         if now - self.cancel_checked_at >= CANCEL_CHECK_SECONDS:
@@ -94,11 +107,13 @@ class TurnState:
 
     def _save_progress(self) -> None:
         """The turn's one progress write of a step (after its tool calls; the
-        last step's is part of finish_turn)."""
+        last step's is part of finish_turn), which is also the next call's Stop
+        check: it writes only a turn without a Stop (one statement, not two).
+        Not written under a Stop: finish_turn writes what the loop holds."""
         fields = self.progress()
         for field, value in fields.items():
             setattr(self.turn, field, value)
         store_usage(self.turn, self.usage)
-        self.turn.save(update_fields=[
-            *fields, "input_tokens", "output_tokens", "cache_write_tokens", "cache_read_tokens",
-        ])
+        written = Turn.objects.filter(id=self.turn.id, cancel_requested_at__isnull=True).update(
+            **fields, **{field: getattr(self.turn, field) for field in USAGE_FIELDS})
+        self.stop_known = not written

@@ -13,7 +13,7 @@ from assistant.loop import run_turn
 from assistant.models import Turn
 from assistant_engine.organizations.members import MemberTerms, resolve_member
 from assistant_engine.organizations.models import Organization
-from conversations.models import Message, Thread
+from conversations.models import Attachment, Message, Thread
 from tests.assistant.conftest import PRICED_OPTION, Clock
 from tests.conftest import token_just_used
 from tests.fakes.scripted import ScriptedClient, call, say
@@ -33,15 +33,18 @@ SUBMISSION = 9 + TRANSACTION
 TERMS_READ = 3
 # An organization that chose its model: its own keys, to check the choice is still allowed.
 CHOICE_CHECK = 1
-# Claim, the turn, the member, the history (3: messages, tool calls, files); the Stop check before the model
-# call (issue 17); the reply (one INSERT: a quick step's text is written once);
-# the finish: turn lock and row, thread, settlement (account, holds, account,
-# the person's month totals, the day's totals (issue 35.1), ledger), in one transaction.
-TURN_BASE = 17 + TRANSACTION
+# Claim, the turn (its row is also the first call's Stop check, issue 36.2), the member, the
+# history (one query: no message of it has tool calls or files); the reply (one INSERT: a quick
+# step's text is written once); the finish: the turn's end (one conditional UPDATE, its row lock),
+# thread, settlement (account, holds, account, the person's month totals, the day's totals
+# (issue 35.1), ledger), in one transaction.
+TURN_BASE = 13 + TRANSACTION
+# A history whose messages have tool calls and files reads them: one query each.
+HISTORY_CALLS_AND_FILES = 2
 # A step with one read call: the reply, the call (the Stop check before it and
 # its record, in one transaction under the turn's lock; the tool's own query,
-# result), the turn's progress, the Stop check before the next model call.
-TOOL_STEP = 7 + TRANSACTION
+# result), the turn's progress, which is also the Stop check before the next model call.
+TOOL_STEP = 6 + TRANSACTION
 # Holding more before a call: account lock, holds, the person's cap, account,
 # the person's month totals, ledger.
 HOLD = 6 + TRANSACTION
@@ -153,6 +156,26 @@ def test_each_step_runs_a_pinned_number_of_queries_whatever_the_length(owner, co
     with django_assert_num_queries(TURN_BASE + TOOL_STEP * (steps - 1)):
         run_turn(turn_id, client=ScriptedClient(*script), clock=Clock())
     assert Turn.objects.get(id=turn_id).steps == steps
+
+
+def test_a_history_with_tool_calls_and_files_reads_them_once_each(owner, conversation, notes,
+                                                                  django_assert_num_queries):
+    """Issue 36.2: a conversation of text alone reads its history in one
+    query; one whose messages ran tools and carry files reads those too."""
+    thread_id = conversation(0)
+    run_turn(submit(owner, thread_id), client=ScriptedClient(call(("search_notes", {"query": "Zurich"})),
+                                                             say("Found.")), clock=Clock())
+    first = Message.objects.filter(thread_id=thread_id, role="user").order_by("seq").first()
+    Attachment.objects.create(organization_id=owner.organization.pk, user=owner.user, message=first,
+                              name="plan.txt", media_type="text/plain", size=4, data=b"plan", text="plan",
+                              model_bytes=4, created_at=first.created_at)
+    turn_id = submit(owner, thread_id)
+    client = ScriptedClient(say("Here."))
+    with django_assert_num_queries(TURN_BASE + HISTORY_CALLS_AND_FILES):
+        run_turn(turn_id, client=client, clock=Clock())
+    sent = client.requests[-1].history
+    assert [part.name for item in sent for part in getattr(item, "files", ())] == ["plan.txt"]
+    assert [use.name for item in sent for use in getattr(item, "tool_uses", ())] == ["search_notes"]
 
 
 def test_a_step_that_must_hold_more_credits_runs_a_pinned_number_more(owner, conversation, settings,

@@ -193,6 +193,27 @@ def test_a_stop_during_a_tool_call_lets_it_finish_and_starts_no_other(owner, acm
     assert account(acme).reserved_micros == 0
 
 
+def test_a_stop_during_a_steps_last_tool_call_starts_no_next_model_call(owner, acme, notes, monkeypatch):
+    """Issue 36.2: the step's progress write is the next call's Stop check (it
+    writes only a turn without a Stop); the turn's end still records the step."""
+    turn = submit(owner)
+    real_execute = framework.execute
+
+    def execute_then_stop(tool, member, parsed, **kwargs):
+        result = real_execute(tool, member, parsed, **kwargs)
+        turn_cancel(owner.member, turn_id=turn.id)
+        return result
+
+    monkeypatch.setattr(framework, "execute", execute_then_stop)
+    client = ScriptedClient(call(("search_notes", {"query": "Zurich"}), usage=Usage(1000, 200)), say("Never asked."))
+    run_turn(turn.id, client=client, clock=Clock())
+
+    turn.refresh_from_db()
+    assert turn.status == Turn.Status.CANCELLED and len(client.requests) == 1
+    assert (turn.steps, turn.tool_calls, turn.input_tokens) == (1, 1, 1000)
+    assert account(acme).reserved_micros == 0 and account(acme).used_micros == turn.cost_micros > 0
+
+
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("script", ["text", "tools then text"])
 def test_a_stop_accepted_while_a_fast_model_finishes_ends_the_turn_cancelled(owner, acme, notes, script):
