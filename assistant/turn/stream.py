@@ -8,9 +8,11 @@ import json
 from collections.abc import Callable
 from contextlib import closing
 
+from django.db.models import Exists
 from django.utils import timezone
 
 from assistant import live
+from assistant.models import Turn
 from assistant.pacing import PAUSE, paced
 from assistant.proposals import MAX_SOURCES
 from assistant.turn.outcome import TurnCancelled
@@ -116,9 +118,18 @@ class StreamPhase(TurnState):
 
     def _flush_text(self, reply: Message, text: str) -> None:
         """Write the reply's text so far (the catch-up source), then tell the
-        open streams (Redis, when configured)."""
+        open streams (Redis, when configured). A write after the first is
+        also the stream's Stop check (issue 36.2: one statement, not two): it
+        writes only while no Stop is requested; under a Stop the turn ends and
+        the final write keeps the text (_step's `finally`)."""
         reply.content = text
-        self._save_reply(reply, update_fields=["content"])
+        if reply._state.adding:
+            self._save_reply(reply, update_fields=["content"])
+        else:
+            no_stop = ~Exists(Turn.objects.filter(id=self.turn.id, cancel_requested_at__isnull=False))
+            if not Message.objects.filter(no_stop, id=reply.id).update(content=text):
+                raise TurnCancelled
+            self.cancel_checked_at = self.clock()
         live.publish_text(self.turn.id, reply, text)
 
     def _save_reply(self, reply: Message, *, update_fields: list[str]) -> None:

@@ -10,6 +10,7 @@ from django.db import connection
 from assistant.loop import run_turn
 from assistant.models import Turn
 from assistant.turn.outcome import CANCELLED_NOTICE
+from assistant.turn.state import TurnState
 from assistant.turns import turn_cancel
 from assistant_engine.providers.catalog import model_option
 from assistant_engine.providers.clients.base import Stop, TextDelta, Usage
@@ -144,6 +145,38 @@ def test_a_stop_while_streaming_closes_the_stream_keeps_the_text_and_charges_an_
     assert turn.cost_micros == request_micros(HAIKU, Usage(turn.input_tokens, turn.output_tokens)) > 0
     held = account(acme)
     assert (held.used_micros, held.reserved_micros) == (turn.cost_micros, 0)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_streams_text_writes_are_its_stop_checks(owner, acme, monkeypatch):
+    """Issue 36.2: while text flows, each write of it (after the first, an
+    INSERT) is the Stop check: no read of the flag of its own then, and a Stop
+    still ends the stream at the next write, the text kept whole."""
+    turn = submit(owner)
+    reads = []
+    real_read = TurnState._stop_if_cancelled
+    monkeypatch.setattr(TurnState, "_stop_if_cancelled", lambda self, **kw: reads.append(1) or real_read(self, **kw))
+
+    def words_then_stopped(request):
+        try:
+            yield from [TextDelta(f"word{i} ") for i in range(6)]
+            turn_cancel(owner.member, turn_id=turn.id)
+            yield from [TextDelta(f"late{i} ") for i in range(6)]
+            yield Usage(1000, 20)
+        finally:
+            connection.close()
+
+    # Every clock reading moves 0.2 s: each word is due to be written, the Stop's interval passes too.
+    # The stream read in this thread (no reader thread, no pauses): the order of events is the script's.
+    monkeypatch.setattr("assistant.turn.stream.paced", lambda open_stream, wait_seconds: open_stream())
+    run_turn(turn.id, client=ScriptedClient(words_then_stopped), clock=Clock(step=0.2))
+
+    turn.refresh_from_db()
+    reply = Message.objects.get(turn_id=turn.id, role="assistant")
+    # One read, after the first write (an INSERT, which can't check): none once the text is updated.
+    assert turn.status == Turn.Status.CANCELLED and reads == [1]
+    # The Stop is seen at the first write after it: the word that write carried is kept, nothing after it.
+    assert reply.content == "word0 word1 word2 word3 word4 word5 late0 "
 
 
 @pytest.mark.django_db(transaction=True)
