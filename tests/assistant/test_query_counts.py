@@ -23,8 +23,9 @@ pytestmark = pytest.mark.django_db(transaction=True)
 # BEGIN (IMMEDIATE on SQLite) and COMMIT of a transaction: Django counts them.
 TRANSACTION = 2
 # Lock the thread, cards to deliver, the message and the thread's counters and
-# status, the reservation (account, account, the person's month totals, ledger:
-# the turn id is new, so no look for an earlier reservation of it), the turn.
+# status, the turn, then the reservation (the account's id, the person's month
+# totals, ledger, and last the account's one conditional UPDATE, issue 36.3: the
+# turn id is new, so no look for an earlier reservation of it).
 # The organization's model choice and the person's monthly cap (issue 15) come
 # with the guard's membership query (Member.terms), which the request runs anyway.
 SUBMISSION = 9 + TRANSACTION
@@ -42,8 +43,8 @@ TURN_BASE = 17 + TRANSACTION
 # its record, in one transaction under the turn's lock; the tool's own query,
 # result), the turn's progress, the Stop check before the next model call.
 TOOL_STEP = 7 + TRANSACTION
-# Holding more before a call: account lock, holds, the person's cap, account,
-# the person's month totals, ledger.
+# Holding more before a call: the turn's reservation row locked (with its
+# account), holds, the person's cap, the person's month totals, ledger, account.
 HOLD = 6 + TRANSACTION
 
 
