@@ -85,7 +85,7 @@ bench-scale: $(STAMP)
 # 200 turns at once (an 8-second fake model) on ONE worker process of scripts/serve.sh's defaults, on a
 # PostgreSQL and a Redis started here; appends to bench/README.md. Not part of `make test`.
 bench-turns: $(STAMP)
-	$(PY) bench/turns.py --write
+	$(PY) bench/turns.py --spread 2 --write
 
 # A bounded load test of the production stack (not part of `make test`); appends to bench/README.md.
 loadtest: $(STAMP)

@@ -1,8 +1,9 @@
 """POST /api/chat: append the person's message and queue a turn.
 
-One transaction: the thread (created or locked), the message, the turn and
-the credit reservation. The turn is enqueued after commit; if the broker
-can't take it, everything is undone and the person is told to retry.
+One transaction: the thread (created or locked), the message, the turn and,
+last, the credit reservation (its account row is locked from its update to
+the commit). The turn is enqueued after commit; if the broker can't take it,
+everything is undone and the person is told to retry.
 """
 
 import logging
@@ -31,7 +32,7 @@ from conversations.models import Message, Thread
 from conversations.selectors import thread_get_for_member
 from conversations.services import ConversationBusy, message_append, thread_create
 from conversations.titles import derive_title
-from credits.services import credits_release, credits_reserve
+from credits.services import credits_release, credits_reserve, planned_reservation
 
 logger = logging.getLogger("assistant.chat")
 
@@ -84,15 +85,19 @@ def chat_submit(member: Member, *, message: str, conversation_id: UUID | None,
         files = files_claim(member, attachments or [], user_message)
         if used is not None:  # a refusal ends this whole transaction (nothing written)
             check_room(used, message, files_bytes=sum(f.model_bytes for f in files))
-        # No savepoint: a refusal ends this whole transaction (nothing written).
-        reservation = credits_reserve(member, turn_id=turn_id, savepoint=False, fresh=True, model=option.id,
-                                      door=turn_door(thread, door))
+        now = timezone.now()
+        reservation = planned_reservation(now)
         turn = Turn.objects.create(
             id=turn_id, thread=thread, organization_id=member.organization_id, user_id=member.user_id,
             user_message=user_message, model_option=option.id,
             credit_month=reservation.month, reserved_micros=reservation.micros,
             enqueue_attempts=1,  # published right after commit (undone if that fails)
         )
+        # Last: its last statement locks the organization's account row until
+        # the commit (every submission of the organization waits on it).
+        # No savepoint: a refusal ends this whole transaction (nothing written).
+        credits_reserve(member, turn_id=turn_id, now=now, savepoint=False, fresh=True, model=option.id,
+                        door=turn_door(thread, door))
         transaction.on_commit(lambda: _enqueue_or_note(turn.id, enqueue_error))
     if enqueue_error and chat_undo(turn_id=turn.id, thread_id=thread.id, restore=None if created_thread else before):
         raise QueueUnavailable from enqueue_error[0]
@@ -154,15 +159,15 @@ def _redo(member: Member, *, conversation_id: UUID, new_text: str | None,
             # The edited message keeps its files (those it names, when it does);
             # a refusal ends this whole transaction (nothing written).
             files_copy(member, source=last, message=user_message, keep=keep)
+        reservation = planned_reservation(now)
         turn = Turn.objects.create(
             id=turn_id, thread=thread, organization_id=member.organization_id, user_id=member.user_id,
             user_message=user_message, model_option=option.id,
+            credit_month=reservation.month, reserved_micros=reservation.micros,
         )
-        reservation = credits_reserve(member, turn_id=turn.id, fresh=True, model=option.id,
-                                      door=turn_door(thread, door))
-        turn.credit_month, turn.reserved_micros = reservation.month, reservation.micros
-        turn.save(update_fields=["credit_month", "reserved_micros"])
         Thread.objects.filter(id=thread.id).update(status=Thread.Status.RESPONDING)
+        # Last, as in chat_submit: the organization's account row stays locked only to the commit.
+        credits_reserve(member, turn_id=turn.id, now=now, fresh=True, model=option.id, door=turn_door(thread, door))
         transaction.on_commit(lambda: _enqueue_or_note(turn.id, enqueue_error))
     if enqueue_error and chat_undo(turn_id=turn.id, thread_id=thread.id, restore=before):
         Message.objects.filter(id__in=superseded_ids).update(superseded_at=None)

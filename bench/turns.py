@@ -7,6 +7,7 @@ whose every answer streams for MODEL_SECONDS. One turn alone first, then TURNS
 posted at the same moment through `POST /api/chat`. Measured: the time until
 the last one ends against one turn's, the worker's resident memory, and the
 most PostgreSQL client connections of the whole stack (sampled every 0.2 s).
+`--spread 2` then adds bench/turns_people.py's one organization against many.
 `--write` appends the result to bench/README.md. Not part of `make test`.
 """
 
@@ -30,6 +31,7 @@ import psycopg
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.turns_people import MANY, ONE, measure_spreads, seed_people, spread_table  # noqa: E402
 from tests.fakes.wire_servers import WireServer, anthropic_events, anthropic_sse  # noqa: E402
 from tests.sampling import Sampling  # noqa: E402
 
@@ -210,24 +212,27 @@ class Sampler(Sampling):
             self.connection.close()
 
 
-def run_turns(base: str, token: str, observer_url: str, count: int) -> tuple[float, dict[str, int], list]:
-    """Posts `count` turns at once; seconds from the posts until the last turn
-    ended (its finished_at), their statuses and ids."""
+def run_turns(base: str, tokens: list[str], observer_url: str) -> tuple[float, dict[str, int], list]:
+    """Posts a turn per token at once (a token may repeat: the same person
+    again); seconds from the posts until the last turn ended (its
+    finished_at), their statuses and ids."""
+    count = len(tokens)
+
     async def post_all() -> list[str]:
         limits = httpx.Limits(max_connections=count)
-        async with httpx.AsyncClient(base_url=base, timeout=300, limits=limits,
-                                     headers={"Authorization": f"Bearer {token}"}) as client:
-            async def post() -> str:
+        async with httpx.AsyncClient(base_url=base, timeout=300, limits=limits) as client:
+            async def post(token: str) -> str:
                 # A burst beyond the database pool is a 503 busy with Retry-After: a client waits and
                 # tries again, as a real one does (counted: it is part of what the burst costs).
-                while (response := await client.post("/api/chat", json={"message": "Tell me a long story"})
+                while (response := await client.post("/api/chat", json={"message": "Tell me a long story"},
+                                                     headers={"Authorization": f"Bearer {token}"})
                        ).status_code == 503:
                     busy.append(1)
                     await asyncio.sleep(float(response.headers.get("Retry-After", "1")))
                 response.raise_for_status()
                 return response.json()["turnId"]
 
-            return await asyncio.gather(*(post() for _ in range(count)))
+            return await asyncio.gather(*(post(token) for token in tokens))
 
     busy: list[int] = []
 
@@ -263,7 +268,8 @@ def steps_of(observer_url: str, turn_ids: list) -> int:
                                       [turn_ids]).fetchone()[0])
 
 
-def measure(turns: int, model_seconds: float, out: Path, worker_concurrency: int | None = None) -> dict:
+def measure(turns: int, model_seconds: float, out: Path, worker_concurrency: int | None = None,
+            spread_rounds: int = 0) -> dict:  # rounds of bench/turns_people.py's spreads, after the run
     database_url, observer_url, redis_url, extras = start_databases(out)
     env = dict(os.environ, PYTHONPATH=str(ROOT), DJANGO_SETTINGS_MODULE="config.settings", DEBUG="0",
                SECRET_KEY="bench-only-secret", ASSISTANT_KEYS_SECRET="bench-only-keys-secret",
@@ -277,34 +283,37 @@ def measure(turns: int, model_seconds: float, out: Path, worker_concurrency: int
     if worker_concurrency:
         env["WORKER_CONCURRENCY"] = str(worker_concurrency)  # the operator's 1,000-thread worker (issue 36.1)
     processes: dict[str, subprocess.Popen] = {}
-    model_url, model = start_model(turns + 2, model_seconds)
+    model_url, model = start_model(turns + 2 + 2 * turns * spread_rounds, model_seconds)
     extras.append(model)
     try:
         env["ANTHROPIC_BASE_URL"] = model_url
         subprocess.run([str(ROOT / "scripts/serve.sh"), "release"], env=env, cwd=ROOT, check=True,
                        stdout=subprocess.DEVNULL)
         token = seed(env)
+        people = {spread: seed_people(env, ROOT, spread, turns) for spread in (ONE, MANY)} if spread_rounds else {}
         start_stack(env, out, processes)
         base = f"http://127.0.0.1:{env['PORT']}"
-        run_turns(base, token, observer_url, 1)  # warm-up: first requests, the SDK's client
-        one, _, _ = run_turns(base, token, observer_url, 1)
+        run_turns(base, [token], observer_url)  # warm-up: first requests, the SDK's client
+        one, _, _ = run_turns(base, [token], observer_url)
         idle_rss = rss_mib(processes["worker"].pid)
         cpu_before = {kind: cpu_seconds(process.pid) for kind, process in processes.items()}
         footprint = Footprint(observer_url)
         footprint.reset()  # the counts below are the run's: the most called statements too
         footprint.start()
         with Sampler(observer_url, processes["worker"].pid) as sampler:
-            total, statuses, turn_ids = run_turns(base, token, observer_url, turns)
+            total, statuses, turn_ids = run_turns(base, [token] * turns, observer_url)
         footprint.stop()
         cpu = {kind: round(cpu_seconds(process.pid) - cpu_before[kind], 2) for kind, process in processes.items()}
-        threads = len(os.listdir(f"/proc/{processes['worker'].pid}/task"))
+        threads, most_called = len(os.listdir(f"/proc/{processes['worker'].pid}/task")), footprint.most_called()
+        spreads = measure_spreads(run_turns, base, observer_url, people, spread_rounds) if people else None
         return {"turns": turns, "model_seconds": model_seconds, "one": one, "total": total,
                 "statuses": statuses, "idle_rss": idle_rss, "rss": sampler.rss,
                 "connections": sampler.connections, "connections_by_kind": sampler.by_kind,
                 "worker_threads": threads, "cpu_seconds": cpu, "steps": steps_of(observer_url, turn_ids),
                 "statements": footprint.statements, "wal_bytes": footprint.wal_bytes,
-                "most_called": footprint.most_called(),
-                "worker_concurrency": worker_concurrency, "held_after": int(held_credits(observer_url))}
+                "most_called": most_called,
+                "worker_concurrency": worker_concurrency, "held_after": int(held_credits(observer_url)),
+                "spreads": spreads}
     finally:
         for process in (*processes.values(), *extras):
             if process.poll() is None:
@@ -349,6 +358,7 @@ def report(result: dict) -> str:
         f"(peak per kind: {kinds}) | ≤ 60 |\n"
         f"| credits held after the run | {result['held_after']} µ | 0 |\n"
         + most_called_table(result)
+        + (spread_table(result["spreads"]) if result["spreads"] else "")
     )
 
 
@@ -364,6 +374,8 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=200)
     parser.add_argument("--model-seconds", type=float, default=8.0)
     parser.add_argument("--worker-concurrency", type=int, help="the worker's threads (serve.sh's default: 200)")
+    parser.add_argument("--spread", type=int, default=0, metavar="ROUNDS",
+                        help="then ROUNDS rounds of --turns people of one organization, and of as many organizations")
     parser.add_argument("--write", action="store_true", help="append the result to bench/README.md")
     parser.add_argument("--serve-model", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -373,7 +385,7 @@ def main() -> None:
         sys.exit("redis-server is needed (apt-get install redis-server)")
     out = Path(tempfile.mkdtemp(prefix="bench-turns-"))
     out.chmod(0o755)  # the postgres user reaches its data folder inside
-    result = measure(args.turns, args.model_seconds, out, args.worker_concurrency)
+    result = measure(args.turns, args.model_seconds, out, args.worker_concurrency, args.spread)
     print(json.dumps(result, indent=2, default=str))
     text = report(result)
     print(text)

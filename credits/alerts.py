@@ -6,10 +6,11 @@ organization's admins get an e-mail in their language, once per threshold and
 month (and person).
 
 Cheap on the hot path: the ledger's one write (credits/ledger.py `record`)
-calls `after_movement` with the account it already holds; only a movement that
+calls `after_movement` with what the account's UPDATE returned; only a movement that
 moves the used share past a whole percent schedules anything, after the commit.
 A person's cap is checked where the cap check already read their spending
-(`credits.services.check_member_cap`, under the account's lock): no query more.
+(`credits.services.check_member_cap`, from what the person's totals upsert
+returned, under that row's lock): no query more.
 Once, even when several turns cross it at the same moment: a CreditAlert row
 per (account, threshold[, person]), its unique constraint deciding who sends.
 """
@@ -39,22 +40,25 @@ def used_percent(used_micros: int, granted_micros: int) -> int:
     return used_micros * 100 // granted_micros
 
 
-def after_movement(account: CreditAccount, used_before: int) -> None:
-    """In the ledger's transaction: schedule the alerts a movement may have
-    crossed. Each organization has its own thresholds (whole percentages):
-    only a movement that takes the used share past a whole percent may cross
-    one, at most a hundred a month; the organization's are read after the commit."""
-    if account.used_micros <= used_before:
+def after_movement(account_id: int, used_before: int, used_after: int, granted: int) -> None:
+    """In the ledger's transaction, from what the account's UPDATE returned:
+    schedule the alerts a movement may have crossed. Each organization has its
+    own thresholds (whole percentages): only a movement that takes the used
+    share past a whole percent may cross one, at most a hundred a month; the
+    organization's are read after the commit. The UPDATEs of one account are
+    one after another on its row, so `used_before` is exactly the total this
+    movement started from."""
+    if used_after <= used_before:
         return
-    if used_percent(used_before, account.granted_micros) < used_percent(account.used_micros, account.granted_micros):
-        transaction.on_commit(partial(alerts_raise, account.pk))
+    if used_percent(used_before, granted) < used_percent(used_after, granted):
+        transaction.on_commit(partial(alerts_raise, account_id))
 
 
-def after_person_hold(account: CreditAccount, user_id: int, spent_before: int, spent_after: int, cap: int) -> None:
+def after_person_hold(account_id: int, user_id: int, spent_before: int, spent_after: int, cap: int) -> None:
     """In the cap check's transaction: schedule the person's alert if this hold crosses it."""
     percent = settings.CREDIT_ALERT_CAP_PERCENT
     if percent and used_percent(spent_before, cap) < percent <= used_percent(spent_after, cap):
-        transaction.on_commit(partial(person_alert_raise, account.pk, user_id, cap))
+        transaction.on_commit(partial(person_alert_raise, account_id, user_id, cap))
 
 
 def alerts_raise(account_id: int) -> list[int]:

@@ -43,21 +43,24 @@ def clamped(day: date, month: str) -> date:
     return min(max(day, start.date()), (after - timedelta(days=1)).date())
 
 
-def add_close(account: CreditAccount, *, now: datetime, model: str, door: str, used: int) -> None:
-    """One closed turn on its day's row. Call it under the account's lock (the
-    ledger's write), so two closes of one account never write the row at once;
-    the ON CONFLICT makes two first closes of a day one row all the same."""
-    day = connection.ops.adapt_datefield_value(day_in_month(now, account.month))
+def add_close(account_id: int, month: str, *, now: datetime, model: str, door: str, used: int) -> None:
+    """One closed turn on its day's row (the ledger's write). The upsert locks
+    the row until the transaction ends, before the account (the ledger's lock
+    order), so two closes of one account never write it at once; the ON
+    CONFLICT makes two first closes of a day one row all the same."""
+    day = connection.ops.adapt_datefield_value(day_in_month(now, month))
     with connection.cursor() as cursor:
-        cursor.execute(_UPSERT, [account.pk, day, model, door, used])
+        cursor.execute(_UPSERT, [account_id, day, model, door, used])
 
 
 def days_rebuild(account_id: int) -> int:
     """The account's day totals, replaced by the sums of its ledger's charging
-    closes, under the account's lock; returns the rows written. The backfill
+    closes, under the account's lock, its day rows locked first (the
+    ledger's lock order); returns the rows written. The backfill
     of accounts older than the day totals (their turns' model and door were
     not recorded: "")."""
     with transaction.atomic():
+        list(DayUsage.objects.select_for_update().filter(account_id=account_id).values_list("pk"))
         account = CreditAccount.objects.select_for_update().get(pk=account_id)
         sums = (
             LedgerEntry.objects.filter(account_id=account_id, kind__in=CHARGING_KINDS)

@@ -1,17 +1,40 @@
-"""The ledger's one write, and the account locks it needs.
+"""The ledger's one write, and the order in which movements take their rows.
 
-Every movement locks its account row (`select_for_update`) inside
-`transaction.atomic()`, checks, then writes the account, one ledger row and,
-for a turn's row, the person's month totals (MemberMonthUsage) in that same
-transaction. On PostgreSQL the row lock serializes the writers of one account;
-on SQLite `select_for_update` is a no-op, but the settings open every
-transaction with BEGIN IMMEDIATE, which takes the database's write lock at
-BEGIN, so two writers can never both read a balance before either writes it.
+A movement writes, in one transaction: the person's month totals
+(MemberMonthUsage, for a turn's row), one ledger row, the day's totals
+(DayUsage, for a close that charges), and LAST the account, with one
+conditional UPDATE whose WHERE is the invariant used + reserved <= granted
+(no row updated: the movement is refused and its transaction must roll back).
+So the organization's account row, which every turn of the organization
+writes, is locked only from that UPDATE to the commit: a turn start issues it
+as its transaction's last statement (assistant/chat.py), and one
+organization's submissions no longer queue behind each other's whole
+transaction (issue 36.3). Reading the account needs no lock: the UPDATE
+re-checks the balance on the row's latest version.
+
+Lock order (PostgreSQL; every writer takes rows in this order, so no two
+writers can wait on each other in a cycle):
+
+1. the turn's start reservation row (LedgerEntry kind=reserve, `lock_turn`):
+   a turn's closers and holds (the worker, the stuck-turn sweeper, a
+   redelivered task) are serialized per turn;
+2. the person's month totals row: one person's starts and holds are
+   serialized there, so the cap check reads what the upsert returned;
+3. the day's totals row (a charging close);
+4. the account row, by the movement's last statement.
+
+The foreign keys' checks of the inserted rows take FOR KEY SHARE on the
+account, which the account's UPDATE (FOR NO KEY UPDATE) does not wait for.
+The rebuilds (`usage_rebuild`, `days_rebuild`) lock their totals rows, then
+the account FOR UPDATE, in the same order. On SQLite every transaction
+opens with BEGIN IMMEDIATE (config/settings.py): writers are serialized at
+BEGIN, and none of this can race.
 
 The services that decide what to write (reserve, settle, grant…) are in
 credits/services.py.
 """
 
+from collections.abc import Callable
 from datetime import datetime
 from typing import NamedTuple
 from uuid import UUID
@@ -28,25 +51,24 @@ Kind = LedgerEntry.Kind
 
 
 class Overdraft(RuntimeError):
-    """A movement would leave used + reserved above granted (a programming error:
-    every caller checks the balance first, under the account's lock)."""
+    """A movement would leave used + reserved above granted (the account's
+    UPDATE found no room): what it wrote before must roll back with its
+    transaction. The reservations and holds turn it into CreditsExhausted."""
 
 
 class ReservationNotFound(LookupError):
     """A turn is being closed that was never reserved (a programming error)."""
 
 
-def locked_account(organization_id: int, month: str, *, now: datetime, actor_id: int | None) -> CreditAccount:
-    """The month's account, locked for this transaction; opened first if needed.
-
-    Needs an open transaction (the lock lasts until it ends).
-    """
-    accounts = CreditAccount.objects.select_for_update()
-    account = accounts.filter(organization_id=organization_id, month=month).first()
-    if account is not None:
-        return account
+def account_of_month(organization_id: int, month: str, *, now: datetime, actor_id: int | None) -> int:
+    """The id of the month's account, opened first if needed. No lock: the
+    movement's UPDATE of the account, its last statement, is what checks the balance."""
+    accounts = CreditAccount.objects.filter(organization_id=organization_id, month=month).values_list("pk", flat=True)
+    found = accounts.first()
+    if found is not None:
+        return found
     _open_account(organization_id, month, now=now, actor_id=actor_id)
-    return accounts.get(organization_id=organization_id, month=month)
+    return accounts.get()
 
 
 def _open_account(organization_id: int, month: str, *, now: datetime, actor_id: int | None) -> None:
@@ -64,7 +86,7 @@ def _open_account(organization_id: int, month: str, *, now: datetime, actor_id: 
                 organization_id=organization_id, month=month, opened_at=now, updated_at=now
             )
             record(
-                account,
+                account.pk,
                 kind=Kind.OPEN,
                 now=now,
                 granted_delta=micros_from_credits(allowance),
@@ -75,16 +97,28 @@ def _open_account(organization_id: int, month: str, *, now: datetime, actor_id: 
         pass
 
 
-def locked_account_of_turn(turn_id: UUID) -> CreditAccount:
-    """The account holding the turn's reservation, locked (needs a transaction)."""
-    account = (
-        CreditAccount.objects.select_for_update(of=("self",))
-        .filter(entries__turn_id=turn_id, entries__kind=Kind.RESERVE)
+class TurnAccount(NamedTuple):
+    account_id: int
+    month: str
+    organization_id: int
+
+
+def lock_turn(turn_id: UUID) -> TurnAccount:
+    """Lock the turn's start reservation row (first in the lock order: the
+    turn's closers and holds one after another) and say its account (needs a transaction).
+
+    Read the turn's holds in a statement after this one: in READ COMMITTED, a
+    close committed while this one waited is visible only to a later statement.
+    """
+    found = (
+        LedgerEntry.objects.select_for_update(of=("self",))
+        .filter(turn_id=turn_id, kind=Kind.RESERVE)
+        .values_list("account_id", "account__month", "account__organization_id")
         .first()
     )
-    if account is None:
+    if found is None:
         raise ReservationNotFound(f"turn {turn_id} has no reservation")
-    return account
+    return TurnAccount(*found)
 
 
 class Holds(NamedTuple):
@@ -118,7 +152,7 @@ def reserve_entry(turn_id: UUID) -> LedgerEntry | None:
 
 
 def record(
-    account: CreditAccount,
+    account_id: int,
     *,
     kind: str,
     now: datetime,
@@ -132,44 +166,61 @@ def record(
     reason: str = "",
     model: str = "",
     door: str = "",
+    month: str = "",
+    spent_check: Callable[[int], None] | None = None,
+    needs_room: bool = False,
 ) -> LedgerEntry:
-    """Apply deltas to a locked account and write the ledger row that explains them.
+    """Write a movement in the lock order (see above), the account's totals last.
 
-    The one place totals change, so the invariant used + reserved <= granted
-    is checked here, before anything is written. A turn's row (`turn_id`) also
-    moves the month totals of `person_id`, the person who started the turn
-    (None: erased): one statement more; a close that charges (settle, stuck)
-    adds the turn to its day's totals of its `model` and `door`: one more.
+    A turn's row (`turn_id`) also moves the month totals of `person_id`, the
+    person who started the turn (None: erased), and `spent_check` (a cap
+    check) is called with what the person then has used and holds, before
+    anything else is written; a close that charges (settle, stuck) adds the
+    turn to its day's totals of its `model` and `door` (`month`: the
+    account's). `needs_room`: refused also when the account has nothing
+    left, whatever the amount. Raises Overdraft when the account can't take
+    it: the caller's transaction must roll back what was written before.
     """
-    if account.used_micros + used_delta + account.reserved_micros + reserved_delta > (
-        account.granted_micros + granted_delta
-    ):
-        raise Overdraft(f"a {kind} movement would overdraw account {account.pk}")
-    used_before = account.used_micros
-    account.granted_micros += granted_delta
-    account.used_micros += used_delta
-    account.reserved_micros += reserved_delta
-    account.updated_at = now
-    account.save(update_fields=["granted_micros", "used_micros", "reserved_micros", "updated_at"])
-    alerts.after_movement(account, used_before)
     if turn_id is not None:
-        _add_usage(account.pk, person_id, turns=int(kind == Kind.RESERVE), used=used_delta, reserved=reserved_delta)
-        if kind in days.CHARGING_KINDS:
-            days.add_close(account, now=now, model=model, door=door, used=used_delta)
-    return LedgerEntry.objects.create(
-        account=account,
-        kind=kind,
-        turn_id=turn_id,
-        granted_delta=granted_delta,
-        used_delta=used_delta,
-        reserved_delta=reserved_delta,
-        actor_id=actor_id,
-        job=job,
-        reason=reason,
-        model=model,
-        door=door,
+        spent = _add_usage(account_id, person_id, turns=int(kind == Kind.RESERVE), used=used_delta,
+                           reserved=reserved_delta)
+        if spent_check is not None:
+            spent_check(spent)
+    entry = LedgerEntry.objects.create(
+        account_id=account_id, kind=kind, turn_id=turn_id, granted_delta=granted_delta, used_delta=used_delta,
+        reserved_delta=reserved_delta, actor_id=actor_id, job=job, reason=reason, model=model, door=door,
         created_at=now,
     )
+    if turn_id is not None and kind in days.CHARGING_KINDS:
+        days.add_close(account_id, month, now=now, model=model, door=door, used=used_delta)
+    _move_account(account_id, kind, now=now, granted=granted_delta, used=used_delta, reserved=reserved_delta,
+                  needs_room=needs_room)
+    return entry
+
+
+_ACCOUNTS = CreditAccount._meta.db_table
+# The invariant in the WHERE, on the row's latest version: PostgreSQL
+# re-checks it after waiting for a concurrent writer of the row.
+_MOVE = (
+    f"UPDATE {_ACCOUNTS} SET granted_micros = granted_micros + %s, used_micros = used_micros + %s,"  # noqa: S608
+    " reserved_micros = reserved_micros + %s, updated_at = %s"
+    " WHERE id = %s AND used_micros + %s + reserved_micros + %s <= granted_micros + %s"
+)
+_WITH_ROOM = " AND granted_micros - used_micros - reserved_micros > 0"
+_RETURNING = " RETURNING granted_micros, used_micros"
+
+
+def _move_account(account_id: int, kind: str, *, now: datetime, granted: int, used: int, reserved: int,
+                  needs_room: bool) -> None:
+    """The account's one statement; tells the alerts what a charge crossed."""
+    sql = _MOVE + (_WITH_ROOM if needs_room else "") + _RETURNING
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [granted, used, reserved, now, account_id, used, reserved, granted])
+        moved = cursor.fetchone()
+    if moved is None:
+        raise Overdraft(f"a {kind} movement would overdraw account {account_id}")
+    granted_after, used_after = moved
+    alerts.after_movement(account_id, used_after - used, used_after, granted_after)
 
 
 _USAGE = MemberMonthUsage._meta.db_table
@@ -182,17 +233,20 @@ _UPSERT = (
     " VALUES (%s, %s, %s, %s, %s) ON CONFLICT (account_id, user_id) DO UPDATE SET"
     " turns = u.turns + excluded.turns, used_micros = u.used_micros + excluded.used_micros,"
     " reserved_micros = u.reserved_micros + excluded.reserved_micros"
+    " RETURNING used_micros + reserved_micros"
 )
 
 
-def _add_usage(account_id: int, person_id: int | None, *, turns: int, used: int, reserved: int) -> None:
-    """Add to the person's month totals, under the account's lock (so never two
-    writers of one row at once). An erased person's turns (`person_id` None)
-    go to one of the account's rows of no one: the sums are what is read."""
+def _add_usage(account_id: int, person_id: int | None, *, turns: int, used: int, reserved: int) -> int:
+    """Add to the person's month totals and return what they then have used
+    and hold. The upsert locks the person's row until the transaction ends: one
+    person's concurrent starts and holds read their spending one after the
+    other. An erased person's turns (`person_id` None) go to one of the
+    account's rows of no one (the sums are what is read; no cap: 0 returned)."""
     if person_id is not None:
         with connection.cursor() as cursor:
             cursor.execute(_UPSERT, [account_id, person_id, turns, used, reserved])
-        return
+            return cursor.fetchone()[0]
     nobody = MemberMonthUsage.objects.filter(account_id=account_id, user__isnull=True)
     moved = MemberMonthUsage.objects.filter(pk=Subquery(nobody.order_by("pk").values("pk")[:1])).update(
         turns=F("turns") + turns, used_micros=F("used_micros") + used, reserved_micros=F("reserved_micros") + reserved
@@ -200,15 +254,18 @@ def _add_usage(account_id: int, person_id: int | None, *, turns: int, used: int,
     if not moved:
         MemberMonthUsage.objects.create(account_id=account_id, turns=turns, used_micros=used,
                                         reserved_micros=reserved)
+    return 0
 
 
 def usage_rebuild(account_id: int) -> None:
     """The people's month totals of one account, replaced by the sums of its
-    ledger's turn rows, under the account's lock (what `credits_audit
+    ledger's turn rows, under the account's lock, its rows locked first (the
+    lock order) (what `credits_audit
     --rebuild-totals` runs for an account whose totals drifted: e.g. a turn
     settled by a worker of the release before the totals, while they were
     being filled)."""
     with transaction.atomic():
+        list(MemberMonthUsage.objects.select_for_update().filter(account_id=account_id).values_list("pk"))
         CreditAccount.objects.select_for_update().filter(pk=account_id).first()
         person = LedgerEntry.objects.filter(turn_id=OuterRef("turn_id"), kind=Kind.RESERVE).values("actor_id")[:1]
         sums = (

@@ -121,7 +121,7 @@ class LedgerEntry(models.Model):
             models.Index(fields=["account", "id"], name="ledger_account_in_order"),
         ]
         constraints = [
-            # Idempotency backstop (the services also check under the account
+            # Idempotency backstop (the services also check under the turn's
             # lock): a turn is reserved at most once and closed at most once.
             models.UniqueConstraint(
                 fields=["turn_id"],
@@ -148,8 +148,9 @@ class MemberMonthUsage(models.Model):
     """One person's turns in one account (an organization's month): how many
     they started, what those turns used and still hold. The sums of the
     ledger's turn rows by the actor of each turn's start reservation, kept by
-    the ledger's one write (credits/ledger.py) in the same transaction, under
-    the account's lock, so the organization page, the usage export and the cap
+    the ledger's one write (credits/ledger.py) in the same transaction (the
+    upsert locks the row: one person's starts are serialized on it, for their
+    cap), so the organization page, the usage export and the cap
     check read a person's month in one row instead of summing the organization's
     ledger (`credits_audit` checks the sums).
 
@@ -180,7 +181,7 @@ class DayUsage(models.Model):
     rows (at most days × models × doors per month, whatever the number of
     people and turns) instead of summing the ledger. Kept by the ledger's one
     write (credits/ledger.py) when a turn closes with a cost (settle, stuck),
-    in the same transaction, under the account's lock; `credits_days_rebuild`
+    in the same transaction, its row locked by the upsert; `credits_days_rebuild`
     derives them from the ledger (the backfill). A turn closed after its month
     ended counts on that month's last day: the sums of an account's days are
     its used total."""

@@ -1,8 +1,8 @@
 """Movements of the credit accounts: reserve, settle, keep-on-stuck, release,
 grant, and the per-person monthly caps they check.
 
-Each one locks its account and writes through the ledger's one write
-(credits/ledger.py, where the locking is explained).
+Each one writes through the ledger's one write (credits/ledger.py, where
+the lock order is explained): the account's row last, by one conditional UPDATE.
 
 Each service works alone (its own transaction) and inside a caller's
 `transaction.atomic()` (a savepoint: a refusal then rolls back only what the
@@ -27,10 +27,11 @@ from assistant_engine.organizations.models import Membership, Organization, Orga
 from assistant_engine.organizations.services import change_record
 from credits import alerts
 from credits.ledger import (
+    Overdraft,
     ReservationNotFound,
+    account_of_month,
     holds_of,
-    locked_account,
-    locked_account_of_turn,
+    lock_turn,
     record,
     reserve_entry,
 )
@@ -82,66 +83,70 @@ def reservation_micros() -> int:
 # --- Reserve ------------------------------------------------------------------
 
 
+def planned_reservation(now: datetime) -> Reservation:
+    """What credits_reserve at `now` holds, for a caller that writes it on its
+    turn before reserving (so the reservation is its transaction's last write)."""
+    return Reservation(month=current_month(now), micros=reservation_micros())
+
+
 def credits_reserve(
     member: Member, *, turn_id: UUID, now: datetime | None = None, savepoint: bool = True, fresh: bool = False,
     model: str = "", door: str = "",
 ) -> Reservation:
     """Take a turn's reservation from the organization's account of the month.
 
-    Opens the month's account if needed. Raises CreditsExhausted, having written
-    nothing, when the balance does not cover the reservation. Reserving the same
-    turn again returns its existing reservation.
+    Opens the month's account if needed. Raises CreditsExhausted (or
+    MemberCapReached), the caller's transaction to roll back what it wrote,
+    when the balance (or the person's cap) does not cover the reservation.
+    Reserving the same turn again returns its existing reservation.
 
-    Call it inside the transaction that creates the turn: the account row stays
-    locked until that transaction ends, and a rollback there undoes the
-    reservation. `savepoint=False` saves two queries for a caller whose
-    transaction ends with a refusal anyway (it must not catch it and go on).
-    `fresh=True` saves one, the look for an earlier reservation of the turn,
-    for a caller that made `turn_id` itself just now (uuid4: none can exist).
-    `model` and `door` (a credits.models.Door): the turn's model option and
-    the door it came through, recorded for its close to add to the day's totals.
+    Call it LAST in the transaction that creates the turn: its last statement
+    locks the organization's account row until that transaction ends (every
+    turn of the organization waits on that row: issue 36.3), and a rollback
+    there undoes the reservation. `savepoint=False` saves two queries for a
+    caller whose transaction ends with a refusal anyway (it must not catch it
+    and go on). `fresh=True` saves one, the look for an earlier reservation of
+    the turn, for a caller that made `turn_id` itself just now (uuid4: none can
+    exist). `model` and `door` (a credits.models.Door): the turn's model option
+    and the door it came through, recorded for its close to add to the day's totals.
     """
     now = now or timezone.now()
-    needed = reservation_micros()
+    planned = planned_reservation(now)
     with transaction.atomic(savepoint=savepoint):
-        # Race: two concurrent turn starts both reading the same balance, both
-        # finding room for one more reservation, and both taking it. The row
-        # lock makes the second one read the balance after the first's write.
-        account = locked_account(
-            member.organization_id, current_month(now), now=now, actor_id=member.user_id
-        )
+        account_id = account_of_month(member.organization_id, planned.month, now=now, actor_id=member.user_id)
         existing = None if fresh else reserve_entry(turn_id)
         if existing is not None:
             return Reservation(month=existing.account.month, micros=existing.reserved_delta)
-        check_covers(account, needed)
-        # Under the same account lock: one person's concurrent starts (and the
-        # holds of their running turns) read their spending one after another.
         # The cap itself may come from the request's guard (a setting, not a
-        # counter: the race is on the spending, read here under the lock).
-        check_member_cap(account, member.user_id, needed, cap_micros=member_cap_for(member))
-        record(
-            account,
-            kind=Kind.RESERVE,
-            now=now,
-            turn_id=turn_id,
-            person_id=member.user_id,
-            reserved_delta=needed,
-            actor_id=member.user_id,
-            reason="turn start",
-            model=model,
-            door=door,
-        )
-    return Reservation(month=account.month, micros=needed)
+        # counter: the race is on the spending, which the person's totals
+        # upsert returns under that row's lock).
+        cap = member_cap_for(member)
+        _hold(account_id, planned.month, member.user_id, planned.micros, cap, kind=Kind.RESERVE, now=now,
+              turn_id=turn_id, actor_id=member.user_id, reason="turn start", model=model, door=door)
+    return planned
 
 
-def check_covers(account: CreditAccount, needed_micros: int) -> None:
-    """Raise CreditsExhausted unless the account can hold `needed_micros` more.
+def _hold(account_id: int, month: str, person_id: int | None, micros: int, cap: int | None, **movement) -> None:
+    """A start reservation or a hold before a call: refused when the person's
+    cap or the account can't cover it.
 
-    An account with nothing left starts no turn, even with a zero reservation.
+    Race: two concurrent starts (or holds) of one organization both finding
+    room for one more. The account's UPDATE checks the balance on its row's
+    latest version, one writer after the other. Race: one person's starts in
+    several conversations at once each passing their cap: the person's totals
+    row is locked by its upsert, so each reads the spending of the one before.
     """
-    remaining = account.remaining_micros
-    if remaining < needed_micros or remaining <= 0:
-        raise CreditsExhausted(month=account.month, remaining_micros=remaining, needed_micros=needed_micros)
+    def within_cap(spent: int) -> None:
+        if cap is not None and person_id is not None:
+            check_member_cap(account_id, month, person_id, spent_before=spent - micros, needed_micros=micros,
+                             cap_micros=cap)
+
+    try:
+        record(account_id, person_id=person_id, reserved_delta=micros, month=month, spent_check=within_cap,
+               needs_room=True, **movement)
+    except Overdraft:
+        remaining = CreditAccount.objects.get(pk=account_id).remaining_micros  # for the message only
+        raise CreditsExhausted(month=month, remaining_micros=remaining, needed_micros=micros) from None
 
 
 def credits_reserve_more(*, turn_id: UUID, micros: int, job: str = "run_turn") -> int:
@@ -155,20 +160,16 @@ def credits_reserve_more(*, turn_id: UUID, micros: int, job: str = "run_turn") -
         raise ValueError(f"micros must be positive, got {micros}")
     now = timezone.now()
     with transaction.atomic():
-        # Race: the many-step turns of one organization each finding room for
-        # their next call in the same balance. Under the row lock each one
-        # reads the balance after the previous one's hold.
-        account = locked_account_of_turn(turn_id)
+        # Race: the turn's hold while a sweeper closes it: under the turn's
+        # lock, a hold of a closed turn is refused.
+        account_id, month, organization_id = lock_turn(turn_id)
         held, closed, person_id, model, door = holds_of(turn_id)
         if closed:
             raise ReservationNotFound(f"turn {turn_id} is already closed")
-        check_covers(account, micros)
-        if person_id is not None:
-            # Read again at every hold: an admin may have lowered the cap since the turn started.
-            check_member_cap(account, person_id, micros,
-                             cap_micros=member_cap_micros(account.organization_id, person_id))
-        record(account, kind=Kind.EXTEND, now=now, turn_id=turn_id, person_id=person_id, reserved_delta=micros, job=job,
-               reason="upper bound of the next model call", model=model, door=door)
+        # Read again at every hold: an admin may have lowered the cap since the turn started.
+        cap = None if person_id is None else member_cap_micros(organization_id, person_id)
+        _hold(account_id, month, person_id, micros, cap, kind=Kind.EXTEND, now=now, turn_id=turn_id, job=job,
+              reason="upper bound of the next model call", model=model, door=door)
     return held + micros
 
 
@@ -222,31 +223,41 @@ def _close_turn(turn_id: UUID, *, kind: str, cost_micros: int | None, job: str, 
     now = now or timezone.now()
     with transaction.atomic(savepoint=False):
         # Race: a worker settling a turn while the stuck-turn sweeper (or a
-        # redelivered task) closes the same one. Under the lock the second
-        # closer sees the first's entry and moves nothing; the partial unique
-        # constraint on (turn_id, closing kinds) is the backstop.
-        account = locked_account_of_turn(turn_id)
+        # redelivered task) closes the same one. Under the turn's lock the
+        # second closer sees the first's entry and moves nothing; the partial
+        # unique constraint on (turn_id, closing kinds) is the backstop.
+        account_id, month, _ = lock_turn(turn_id)
         held, closed, person_id, model, door = holds_of(turn_id)
         if closed:
             return False
         cost = held if cost_micros is None else cost_micros
-        # What the account can take once the hold is released: never more.
-        charged = min(cost, account.granted_micros - account.used_micros - (account.reserved_micros - held))
-        note = f" ({cost - charged} micros above the balance not charged)" if charged < cost else ""
-        record(
-            account,
-            kind=kind,
-            now=now,
-            turn_id=turn_id,
-            person_id=person_id,
-            used_delta=charged,
-            reserved_delta=-held,
-            job=job,
-            reason=f"{reason}: cost {charged} micros, reservation {held} micros released{note}",
-            model=model,
-            door=door,
-        )
+        close = {"kind": kind, "now": now, "turn_id": turn_id, "person_id": person_id, "reserved_delta": -held,
+                 "job": job, "model": model, "door": door, "month": month}
+        if cost <= held:  # releasing the hold makes room for it: the account takes it whole
+            record(account_id, used_delta=cost, **close,
+                   reason=f"{reason}: cost {cost} micros, reservation {held} micros released")
+            return True
+        _close_above_hold(account_id, cost, held, reason, close)
     return True
+
+
+def _close_above_hold(account_id: int, cost: int, held: int, reason: str, close: dict) -> None:
+    """A cost above the turn's hold (a provider billed more than the call's
+    reserved upper bound): charged up to what the account can take once the
+    hold is released, never more. The balance is read unlocked; if other
+    turns took the room before this close's UPDATE, it is written again (a
+    savepoint) against the balance read anew."""
+    while True:
+        account = CreditAccount.objects.get(pk=account_id)
+        charged = min(cost, account.remaining_micros + held)
+        note = f" ({cost - charged} micros above the balance not charged)" if charged < cost else ""
+        try:
+            with transaction.atomic():
+                record(account_id, used_delta=charged, **close,
+                       reason=f"{reason}: cost {charged} micros, reservation {held} micros released{note}")
+            return
+        except Overdraft:
+            continue
 
 
 # --- Per-person monthly caps ------------------------------------------------------
@@ -298,17 +309,15 @@ def _spent(user_id: int, **account) -> int:
     return spent or 0
 
 
-def check_member_cap(account: CreditAccount, user_id: int, needed_micros: int, *, cap_micros: int | None) -> None:
-    """Raise MemberCapReached unless the person's cap (`cap_micros`, None: no
-    cap) covers `needed_micros` more. Call it under the account's lock: the
-    spending is read here (see credits_reserve)."""
-    if cap_micros is None:
-        return
-    spent = member_spent_micros(account.pk, user_id)
-    if spent + needed_micros > cap_micros:
-        raise MemberCapReached(month=account.month, cap_micros=cap_micros, spent_micros=spent,
+def check_member_cap(account_id: int, month: str, user_id: int, *, spent_before: int, needed_micros: int,
+                     cap_micros: int) -> None:
+    """Raise MemberCapReached unless the person's cap covers `needed_micros`
+    more than `spent_before`, their spending read under their totals row's
+    lock (see credits.ledger.record)."""
+    if spent_before + needed_micros > cap_micros:
+        raise MemberCapReached(month=month, cap_micros=cap_micros, spent_micros=spent_before,
                                needed_micros=needed_micros)
-    alerts.after_person_hold(account, user_id, spent, spent + needed_micros, cap_micros)
+    alerts.after_person_hold(account_id, user_id, spent_before, spent_before + needed_micros, cap_micros)
 
 
 # --- Grant ----------------------------------------------------------------------
@@ -325,10 +334,11 @@ def credits_grant(
     check_grant(credits=credits, staff_user=staff_user, reason=reason)
     now = now or timezone.now()
     with transaction.atomic():
-        # Race: a grant and a turn start both rewriting the same account's totals.
-        account = locked_account(organization.pk, current_month(now), now=now, actor_id=staff_user.pk)
+        # Race: a grant and a turn start both rewriting the same account's
+        # totals: the ledger's one UPDATE adds to the row's latest version.
+        account_id = account_of_month(organization.pk, current_month(now), now=now, actor_id=staff_user.pk)
         entry = record(
-            account,
+            account_id,
             kind=Kind.GRANT,
             now=now,
             granted_delta=micros_from_credits(credits),

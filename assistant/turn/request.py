@@ -1,7 +1,7 @@
 """Phase 1, build the request: the person's rights and the model checked at
 the start, the turn's client opened, the history read once; then, each step,
 the request made from it and an upper bound of its cost held in credits
-(credits_reserve_more, under the account's lock) before the model is called."""
+(credits_reserve_more, under the turn's reservation row's lock) before the model is called."""
 
 import logging
 

@@ -23,8 +23,9 @@ pytestmark = pytest.mark.django_db(transaction=True)
 # BEGIN (IMMEDIATE on SQLite) and COMMIT of a transaction: Django counts them.
 TRANSACTION = 2
 # Lock the thread, cards to deliver, the message and the thread's counters and
-# status, the reservation (account, account, the person's month totals, ledger:
-# the turn id is new, so no look for an earlier reservation of it), the turn.
+# status, the turn, then the reservation (the account's id, the person's month
+# totals, ledger, and last the account's one conditional UPDATE, issue 36.3: the
+# turn id is new, so no look for an earlier reservation of it).
 # The organization's model choice and the person's monthly cap (issue 15) come
 # with the guard's membership query (Member.terms), which the request runs anyway.
 SUBMISSION = 9 + TRANSACTION
@@ -36,8 +37,9 @@ CHOICE_CHECK = 1
 # Claim, the turn (its row is also the first call's Stop check, issue 36.2), the member, the
 # history (one query: no message of it has tool calls or files); the reply (one INSERT: a quick
 # step's text is written once); the finish: the turn's end (one conditional UPDATE, its row lock),
-# thread, settlement (account, holds, account, the person's month totals, the day's totals
-# (issue 35.1), ledger), in one transaction.
+# thread, settlement (the turn's reservation row locked, holds, the person's month totals, the
+# day's totals (issue 35.1), ledger, and last the account's one conditional UPDATE, issue 36.3),
+# in one transaction.
 TURN_BASE = 13 + TRANSACTION
 # A history whose messages have tool calls and files reads them: one query each.
 HISTORY_CALLS_AND_FILES = 2
@@ -45,8 +47,8 @@ HISTORY_CALLS_AND_FILES = 2
 # its record, in one transaction under the turn's lock; the tool's own query,
 # result), the turn's progress, which is also the Stop check before the next model call.
 TOOL_STEP = 6 + TRANSACTION
-# Holding more before a call: account lock, holds, the person's cap, account,
-# the person's month totals, ledger.
+# Holding more before a call: the turn's reservation row locked (with its
+# account), holds, the person's cap, the person's month totals, ledger, account.
 HOLD = 6 + TRANSACTION
 
 

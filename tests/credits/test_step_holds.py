@@ -95,6 +95,8 @@ def test_the_database_refuses_an_overdrawn_account_even_past_the_services(owner,
 def test_the_ledger_refuses_a_movement_that_would_overdraw(owner, small_org):
     reserve(owner)
     account = CreditAccount.objects.get(organization=small_org)
-    with pytest.raises(Overdraft):
-        record(account, kind="settle", now=MID_MARCH, turn_id=new_turn(), used_delta=micros_from_credits(5))
+    # The account's update is the movement's last statement: the caller's rollback undoes the rest.
+    with pytest.raises(Overdraft), transaction.atomic():
+        record(account.pk, kind="settle", now=MID_MARCH, turn_id=new_turn(), used_delta=micros_from_credits(5),
+               month="2026-03")
     assert totals(small_org, "2026-03") == (micros_from_credits(7), 0, RESERVATION)
