@@ -10,7 +10,7 @@ PIP := $(PY) -m pip install --disable-pip-version-check --progress-bar off
 # pip's warnings (a build backend's notices) go here, shown only when the install fails.
 PIP_LOG := $(VENV)/pip-install.log
 
-.PHONY: run serve test messages bench bench-compare bench-injection bench-reservation bench-render bench-first-word bench-scale bench-turns \
+.PHONY: run serve test messages bench bench-compare bench-injection bench-reservation bench-render bench-first-word bench-scale bench-turns bench-profile \
 	loadtest lint clean
 
 $(APP_STAMP): pyproject.toml
@@ -86,6 +86,12 @@ bench-scale: $(STAMP)
 # PostgreSQL and a Redis started here; appends to bench/README.md. Not part of `make test`.
 bench-turns: $(STAMP)
 	$(PY) bench/turns.py --spread 2 --write
+
+# Where the CPU of 200 turns at once goes (a 2-second fake model, bench-turns' stack): py-spy on the worker and
+# the web, top-ten tables by own and inclusive time; WRITE=1 appends them to bench/README.md. Not part of `make test`.
+BENCH_PROFILE_ARGS ?=
+bench-profile: $(STAMP)
+	$(PY) bench/turns_profile.py $(if $(WRITE),--write) $(BENCH_PROFILE_ARGS)
 
 # A bounded load test of the production stack (not part of `make test`); appends to bench/README.md.
 loadtest: $(STAMP)

@@ -29,6 +29,8 @@ SMOKE = {
     "bench-first-word": ({"BENCH_TURNS": "2", "BENCH_PAUSE": "0"}, "|---"),
     "bench-scale": ({"BENCH_SCALE_ORGS": "2", "BENCH_SCALE_ROUNDS": "1"}, "| erasure of a person"),
     "bench-turns": ({"BENCH_TURNS_ARGS": "--turns 3 --model-seconds 0.5"}, "|---"),
+    "bench-profile": ({"BENCH_PROFILE_ARGS": "--turns 3 --model-seconds 0.5"},
+                      "| worker: own time (top of the stack) |"),
 }
 # Run by a test of their own, with its assertions: not twice.
 SMOKED_ELSEWHERE = {"bench-injection": "tests/injection/test_suite_sample.py"}
@@ -49,10 +51,11 @@ def makefile_targets() -> dict[str, list[str]]:
     return targets
 
 
-def as_smoke_command(recipe_line: str, extra_args: str) -> list[str]:
-    """The recipe's command with this virtualenv's Python and no --write."""
+def as_smoke_command(recipe_line: str, extra_args: str, knobs=os.environ) -> list[str]:
+    """The recipe's command with this virtualenv's Python, no --write, its `$(KNOB)`s from `knobs`."""
     command = recipe_line.replace("$(PY)", sys.executable)
     command = command.replace("$(if $(WRITE),--write)", "").replace("--write", "")
+    command = re.sub(r"\$\((\w+)\)", lambda name: knobs.get(name[1], ""), command)
     return shlex.split(f"{command} {extra_args}")
 
 
@@ -77,7 +80,7 @@ def test_the_bench_target_runs_at_its_smallest_size_and_prints_its_table(target,
     extra_args = env.pop("BENCH_TURNS_ARGS", "")
     output = ""
     for line in makefile_targets()[target]:
-        result = subprocess.run(as_smoke_command(line, extra_args), cwd=ROOT, env=env,
+        result = subprocess.run(as_smoke_command(line, extra_args, env), cwd=ROOT, env=env,
                                 capture_output=True, text=True, timeout=900)
         assert result.returncode == 0, f"{line}\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
         output += result.stdout
