@@ -31,6 +31,7 @@ import psycopg
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.common import print_and_append  # noqa: E402
 from bench.turns_people import MANY, ONE, measure_spreads, seed_people, spread_table  # noqa: E402
 from tests.fakes.wire_servers import WireServer, anthropic_events, anthropic_sse  # noqa: E402
 from tests.sampling import Sampling  # noqa: E402
@@ -387,11 +388,7 @@ def main() -> None:
     out.chmod(0o755)  # the postgres user reaches its data folder inside
     result = measure(args.turns, args.model_seconds, out, args.worker_concurrency, args.spread)
     print(json.dumps(result, indent=2, default=str))
-    text = report(result)
-    print(text)
-    if args.write:
-        with open(ROOT / "bench/README.md", "a") as readme:
-            readme.write(text)
+    print_and_append(report(result), args.write)
     print(f"logs: {out}")
 
 

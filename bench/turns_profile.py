@@ -30,6 +30,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 import profile_stacks  # noqa: E402
 import turns  # noqa: E402
+from common import print_and_append  # noqa: E402
 
 RAW = ROOT / ".run" / "profile"
 ATTACH_SECONDS = 2.0  # py-spy gives up on a process it cannot read at once: a run that lasts this long attached
@@ -150,11 +151,7 @@ def main() -> None:
     out.chmod(0o755)  # the postgres user reaches its data folder inside
     stacks = profiling_run(args.rate, args.nonblocking, folder)
     result = turns.measure(args.turns, args.model_seconds, out, args.worker_concurrency)
-    text = report(result, stacks, args.rate)
-    print(text)
-    if args.write:
-        with open(ROOT / "bench/README.md", "a") as readme:
-            readme.write(text)
+    print_and_append(report(result, stacks, args.rate), args.write)
     print(f"collapsed stacks: {folder}; logs: {out}")
 
 
