@@ -164,6 +164,7 @@ def _redo(member: Member, *, conversation_id: UUID, new_text: str | None,
             id=turn_id, thread=thread, organization_id=member.organization_id, user_id=member.user_id,
             user_message=user_message, model_option=option.id,
             credit_month=reservation.month, reserved_micros=reservation.micros,
+            enqueue_attempts=1,  # published right after commit, as chat_submit's
         )
         Thread.objects.filter(id=thread.id).update(status=Thread.Status.RESPONDING)
         # Last, as in chat_submit: the organization's account row stays locked only to the commit.

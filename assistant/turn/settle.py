@@ -179,9 +179,11 @@ def _usage_of(turn: Turn) -> Usage:
 
 
 USAGE_FIELDS = ("input_tokens", "output_tokens", "cache_write_tokens", "cache_read_tokens")
+# The loop's counters (TurnState.progress): written each step, and with the turn's end.
+PROGRESS_FIELDS = ("steps", "tool_calls", "reserved_micros", "read_private", "read_untrusted")
 # What a turn's end writes: its status, its cost, and what the loop held (usage, progress, key).
-ENDING_FIELDS = ("status", "failure_kind", "finished_at", "cost_micros", *USAGE_FIELDS, "steps", "tool_calls",
-                 "reserved_micros", "read_private", "read_untrusted", "key_source")
+ENDING_FIELDS = ("status", "failure_kind", "finished_at", "cost_micros", *USAGE_FIELDS, *PROGRESS_FIELDS,
+                 "key_source")
 
 
 def store_usage(turn: Turn, usage: Usage) -> None:

@@ -13,7 +13,7 @@ from assistant.models import Turn
 from assistant.trifecta import Taint
 from assistant.turn.outcome import NOTICES, TurnCancelled, TurnStopped
 from assistant.turn.process_cache import tool_specs_and_size
-from assistant.turn.settle import USAGE_FIELDS, ThreadAfterTurn, store_usage
+from assistant.turn.settle import PROGRESS_FIELDS, USAGE_FIELDS, ThreadAfterTurn, store_usage
 from assistant_engine.providers.catalog import ModelOption, model_option
 from assistant_engine.providers.clients.base import ModelClient, Usage
 from assistant_engine.tools.registry import all_tools
@@ -100,10 +100,8 @@ class TurnState:
 
     def progress(self) -> dict:
         """The turn's counters as the loop holds them (usage apart)."""
-        return {
-            "steps": self.steps, "tool_calls": self.calls, "reserved_micros": self.held_micros,
-            "read_private": self.taint.read_private, "read_untrusted": self.taint.read_untrusted,
-        }
+        return dict(zip(PROGRESS_FIELDS, (self.steps, self.calls, self.held_micros, self.taint.read_private,
+                                          self.taint.read_untrusted), strict=True))
 
     def _save_progress(self) -> None:
         """The turn's one progress write of a step (after its tool calls; the

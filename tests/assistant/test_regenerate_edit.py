@@ -43,6 +43,7 @@ def test_regenerate_answers_the_same_message_again_without_the_old_reply(owner, 
     body = response.json()
     turn = Turn.objects.get(id=body["turnId"])
     assert turn.status == Turn.Status.QUEUED and turn.user_message_id == answered.user_message_id
+    assert turn.enqueue_attempts == 1  # its publish counted: the sweeper requeues it once, as a submission's
     assert CreditAccount.objects.get(organization=acme).reserved_micros == turn.reserved_micros > 0
     client = ScriptedClient(say("Second answer."))
     Turn.objects.filter(id=turn.id).update(model_option=answered.model_option)
