@@ -43,6 +43,7 @@ from assistant.turn.settle import ThreadAfterTurn, finish_turn, own_key
 from assistant.turn.stream import StreamPhase
 from assistant.turn.summarize import SummaryPhase
 from assistant.turn.tool_calls import ToolCallPhase
+from assistant_engine.foundation.prepared import PreparedUpdate
 from assistant_engine.providers.clients.base import ModelClient, ProviderError, Usage
 
 logger = logging.getLogger("assistant.turn")
@@ -51,14 +52,18 @@ logger = logging.getLogger("assistant.turn")
 # --- Entry point (the Celery task calls this) ---------------------------------
 
 
+# Compiled once: every turn runs it (assistant_engine.foundation.prepared).
+_claim = PreparedUpdate(
+    Turn,
+    lambda turn_id, now: (Turn.objects.filter(id=turn_id, status=Turn.Status.QUEUED),
+                          {"status": Turn.Status.RUNNING, "started_at": now}),
+    Turn._meta.pk, Turn._meta.get_field("started_at"),
+)
+
+
 def claim_turn(turn_id: UUID) -> bool:
     """Queued → running, once: a twice-delivered task finds nothing to claim."""
-    return (
-        Turn.objects.filter(id=turn_id, status=Turn.Status.QUEUED).update(
-            status=Turn.Status.RUNNING, started_at=timezone.now()
-        )
-        == 1
-    )
+    return _claim(turn_id, timezone.now()) == 1
 
 
 def run_turn(turn_id: UUID, *, client: ModelClient | None = None, clock: Callable[[], float] = time.monotonic):

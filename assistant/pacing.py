@@ -56,7 +56,9 @@ def paced(
     on the caller's thread. Closing this generator tells the helper thread to
     stop at its next event (a read it is blocked in ends with the SDK's own
     timeout)."""
-    events: queue.Queue = queue.Queue()
+    # SimpleQueue: a get with a timeout is one C call, not a Condition and a
+    # new lock per wait (a worker holds hundreds of these, one wait per event).
+    events: queue.SimpleQueue = queue.SimpleQueue()
     stop = threading.Event()
     reader = threading.Thread(target=_read, args=(stream, events, stop), name="model-stream", daemon=True)
     reader.start()
@@ -78,7 +80,7 @@ def paced(
         stop.set()
 
 
-def _read(stream: Callable[[], Iterator[StreamEvent]], events: queue.Queue, stop: threading.Event) -> None:
+def _read(stream: Callable[[], Iterator[StreamEvent]], events: queue.SimpleQueue, stop: threading.Event) -> None:
     iterator = None
     try:
         iterator = stream()

@@ -15,6 +15,7 @@ from django.utils import timezone
 from assistant import live
 from assistant.models import ENDED_STATUSES, Turn
 from assistant.turn.outcome import CANCELLED_NOTICE, Outcome
+from assistant_engine.foundation.prepared import PreparedUpdate
 from assistant_engine.providers.catalog import model_option
 from assistant_engine.providers.clients.base import Usage
 from assistant_engine.providers.org_models import DEPLOYMENT
@@ -76,10 +77,7 @@ def finish_turn(
         thread_after = thread_after or _measured_thread(turn)
         if outcome.notice:
             thread_after = _mark_last_reply(turn, outcome, thread_after)
-        Thread.objects.filter(id=turn.thread_id).update(
-            status=Thread.Status.IDLE, updated_at=version_after_sql(now), last_activity_at=now,
-            next_seq=thread_after.next_seq, history_bytes=thread_after.history_bytes,
-        )
+        _free_thread(turn.thread_id, now, thread_after.next_seq, thread_after.history_bytes)
         _close_credits(turn, credits, cost_micros=cost_micros, job=job)
     live.publish_turn_ended(turn_id)
     return True
@@ -103,8 +101,7 @@ def _ended_at_once(turn: Turn, outcome: Outcome, held: _LoopHeld, credits: str, 
     _take_what_the_loop_held(turn, held)
     turn.status, turn.failure_kind, turn.finished_at = outcome.status, outcome.failure_kind, now
     turn.cost_micros = _cost_of(turn, credits)
-    written = Turn.objects.filter(id=turn.id, status=Turn.Status.RUNNING, cancel_requested_at__isnull=True).update(
-        **{field: getattr(turn, field) for field in ENDING_FIELDS})
+    written = _end_unless_stopped(turn.id, *(getattr(turn, field) for field in ENDING_FIELDS))
     return (turn, outcome) if written else None
 
 
@@ -184,6 +181,25 @@ PROGRESS_FIELDS = ("steps", "tool_calls", "reserved_micros", "read_private", "re
 # What a turn's end writes: its status, its cost, and what the loop held (usage, progress, key).
 ENDING_FIELDS = ("status", "failure_kind", "finished_at", "cost_micros", *USAGE_FIELDS, *PROGRESS_FIELDS,
                  "key_source")
+
+
+# Every turn's end runs these two: compiled once (assistant_engine.foundation.prepared).
+_end_unless_stopped = PreparedUpdate(
+    Turn,
+    lambda turn_id, *values: (
+        Turn.objects.filter(id=turn_id, status=Turn.Status.RUNNING, cancel_requested_at__isnull=True),
+        dict(zip(ENDING_FIELDS, values, strict=True))),
+    Turn._meta.pk, *(Turn._meta.get_field(field) for field in ENDING_FIELDS),
+)
+_free_thread = PreparedUpdate(
+    Thread,
+    lambda thread_id, now, next_seq, history_bytes: (
+        Thread.objects.filter(id=thread_id),
+        {"status": Thread.Status.IDLE, "updated_at": version_after_sql(now), "last_activity_at": now,
+         "next_seq": next_seq, "history_bytes": history_bytes}),
+    Thread._meta.pk, Thread._meta.get_field("last_activity_at"), Thread._meta.get_field("next_seq"),
+    Thread._meta.get_field("history_bytes"),
+)
 
 
 def store_usage(turn: Turn, usage: Usage) -> None:

@@ -17,6 +17,7 @@ from assistant.pacing import PAUSE, paced
 from assistant.proposals import MAX_SOURCES
 from assistant.turn.outcome import TurnCancelled
 from assistant.turn.state import CANCEL_CHECK_SECONDS, TurnState
+from assistant_engine.foundation.prepared import PreparedUpdate
 from assistant_engine.providers.clients.base import ModelRequest, TextDelta, ToolCallEvent, Usage
 from conversations.models import Message
 
@@ -126,8 +127,7 @@ class StreamPhase(TurnState):
         if reply._state.adding:
             self._save_reply(reply, update_fields=["content"])
         else:
-            no_stop = ~Exists(Turn.objects.filter(id=self.turn.id, cancel_requested_at__isnull=False))
-            if not Message.objects.filter(no_stop, id=reply.id).update(content=text):
+            if not write_text_unless_stopped(reply.id, self.turn.id, text):
                 raise TurnCancelled
             self.cancel_checked_at = self.clock()
         live.publish_text(self.turn.id, reply, text)
@@ -147,3 +147,16 @@ class StreamPhase(TurnState):
         # Woken at least every CANCEL_CHECK_SECONDS, so a Stop is seen during a pause too.
         wait = min(until_deadline, CANCEL_CHECK_SECONDS)
         return wait if due is None else min(due, wait)
+
+
+# The reply's text, written unless a Stop is requested for its turn (0 rows
+# under a Stop). The hot loop's statement: every FLUSH_SECONDS of every
+# streaming turn, so compiled once (assistant_engine.foundation.prepared).
+write_text_unless_stopped = PreparedUpdate(
+    Message,
+    lambda message_id, turn_id, text: (
+        Message.objects.filter(~Exists(Turn.objects.filter(id=turn_id, cancel_requested_at__isnull=False)),
+                               id=message_id),
+        {"content": text}),
+    Message._meta.pk, Turn._meta.pk, Message._meta.get_field("content"),
+)
