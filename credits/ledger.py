@@ -42,6 +42,7 @@ from uuid import UUID
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Count, F, OuterRef, Subquery, Sum
 
+from assistant_engine.foundation.prepared import PreparedValues
 from assistant_engine.organizations.models import Organization
 from credits import alerts, days
 from credits.models import CreditAccount, LedgerEntry, MemberMonthUsage
@@ -63,12 +64,34 @@ class ReservationNotFound(LookupError):
 def account_of_month(organization_id: int, month: str, *, now: datetime, actor_id: int | None) -> int:
     """The id of the month's account, opened first if needed. No lock: the
     movement's UPDATE of the account, its last statement, is what checks the balance."""
-    accounts = CreditAccount.objects.filter(organization_id=organization_id, month=month).values_list("pk", flat=True)
-    found = accounts.first()
-    if found is not None:
-        return found
-    _open_account(organization_id, month, now=now, actor_id=actor_id)
-    return accounts.get()
+    found = _account_of_month(organization_id, month)
+    if not found:
+        _open_account(organization_id, month, now=now, actor_id=actor_id)
+        found = _account_of_month(organization_id, month)
+    return found[0][0]
+
+
+# Every reservation and close runs these: compiled once (assistant_engine.foundation.prepared).
+_account_of_month = PreparedValues(
+    CreditAccount,
+    # Unique (organization, month): at most one row, so no order (the model's orders by the organization's name).
+    lambda organization_id, month: CreditAccount.objects.filter(organization_id=organization_id, month=month)
+    .order_by().values_list("pk")[:1],
+    CreditAccount._meta.get_field("organization"), CreditAccount._meta.get_field("month"),
+)
+_reserve_row_locked = PreparedValues(
+    LedgerEntry,
+    # One start reservation per turn (ledger_one_reserve_per_turn): no order needed.
+    lambda turn_id: LedgerEntry.objects.select_for_update(of=("self",)).filter(turn_id=turn_id, kind=Kind.RESERVE)
+    .order_by().values_list("account_id", "account__month", "account__organization_id")[:1],
+    LedgerEntry._meta.get_field("turn_id"), for_update=True,
+)
+_turn_entries = PreparedValues(
+    LedgerEntry,
+    lambda turn_id: LedgerEntry.objects.filter(turn_id=turn_id, kind__in=LedgerEntry.TURN_KINDS).values_list(
+        "kind", "reserved_delta", "actor_id", "model", "door"),
+    LedgerEntry._meta.get_field("turn_id"),
+)
 
 
 def _open_account(organization_id: int, month: str, *, now: datetime, actor_id: int | None) -> None:
@@ -110,15 +133,10 @@ def lock_turn(turn_id: UUID) -> TurnAccount:
     Read the turn's holds in a statement after this one: in READ COMMITTED, a
     close committed while this one waited is visible only to a later statement.
     """
-    found = (
-        LedgerEntry.objects.select_for_update(of=("self",))
-        .filter(turn_id=turn_id, kind=Kind.RESERVE)
-        .values_list("account_id", "account__month", "account__organization_id")
-        .first()
-    )
-    if found is None:
+    found = _reserve_row_locked(turn_id)
+    if not found:
         raise ReservationNotFound(f"turn {turn_id} has no reservation")
-    return TurnAccount(*found)
+    return TurnAccount(*found[0])
 
 
 class Holds(NamedTuple):
@@ -133,11 +151,8 @@ class Holds(NamedTuple):
 
 def holds_of(turn_id: UUID) -> Holds:
     """The turn's holds, whether it is closed, who started it, its model and door, in one query."""
-    entries = LedgerEntry.objects.filter(turn_id=turn_id, kind__in=LedgerEntry.TURN_KINDS).values_list(
-        "kind", "reserved_delta", "actor_id", "model", "door"
-    )
     held, closed, person, model, door = 0, False, None, "", ""
-    for kind, delta, actor, its_model, its_door in entries:
+    for kind, delta, actor, its_model, its_door in _turn_entries(turn_id):
         if kind in LedgerEntry.CLOSING_KINDS:
             closed = True
         else:

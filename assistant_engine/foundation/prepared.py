@@ -23,63 +23,58 @@ each combination is compiled once.
 import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, NamedTuple
 
 from django.db import connections, router, transaction
-from django.db.models import Field, Model, QuerySet
+from django.db.models import Field, Model
 from django.db.models.sql.subqueries import UpdateQuery
-
-Build = Callable[..., tuple[QuerySet, dict[str, Any]]]
 
 
 class CannotPrepare(TypeError):
     """The statement's shape can't be prepared (a probe did not land among its parameters)."""
 
 
-class PreparedUpdate:
-    def __init__(self, model: type[Model], build: Build, *fields: Field):
+class _Prepared:
+    """One statement's shape, compiled once per database and shape."""
+
+    def __init__(self, model: type[Model], build: Callable, *fields: Field):
         """`fields`: the field each argument of `build` is a value of (for its probe and its preparation)."""
         self.model, self.build, self.fields = model, build, fields
-        # (database alias, the bool/None arguments) → (sql, parameters, where each argument goes)
-        self._compiled: dict[tuple, tuple[str, list, list[tuple[int, list[int]]]]] = {}
+        # (database alias, the bool/None arguments) → the compiled statement
+        self._compiled: dict[tuple, _Compiled] = {}
 
-    def __call__(self, *values: Any) -> int:
-        """Run it with these values; the number of rows it updated."""
+    def _run(self, alias: str, values: tuple, take: Callable[[Any, "_Compiled"], Any]) -> Any:
+        """What `take(cursor, compiled)` takes of the statement run with these values."""
         if len(values) != len(self.fields):
             raise TypeError(f"expected {len(self.fields)} values, got {len(values)}")
-        alias = router.db_for_write(self.model)
         key = (alias, tuple(value if _in_shape(value) else _PROBED for value in values))
         compiled = self._compiled.get(key)
         if compiled is None:
             compiled = self._compiled[key] = self._compile(alias, values)
-        sql, template, slots = compiled
         connection = connections[alias]
-        params = list(template)
-        for index, positions in slots:
+        params = list(compiled.params)
+        for index, positions in compiled.slots:
             ready = self.fields[index].get_db_prep_save(values[index], connection)
             for position in positions:
                 params[position] = ready
         with transaction.mark_for_rollback_on_error(using=alias), connection.cursor() as cursor:
-            cursor.execute(sql, params)
-            return cursor.rowcount
+            cursor.execute(compiled.sql, params)
+            return take(cursor, compiled)
 
-    def _compile(self, alias: str, values: tuple) -> tuple[str, list, list[tuple[int, list[int]]]]:
+    def _compile(self, alias: str, values: tuple) -> "_Compiled":
         """Compiled twice, with two sets of probes: a probe that happened to
         equal one of the statement's constants would not land in the same places."""
         first, second = self._with_probes(alias, values), self._with_probes(alias, values)
-        if first[0] != second[0] or first[2] != second[2]:
+        if first.sql != second.sql or first.slots != second.slots:
             raise CannotPrepare("the statement's shape depends on its values")
         return first
 
-    def _with_probes(self, alias: str, values: tuple) -> tuple[str, list, list[tuple[int, list[int]]]]:
+    def _with_probes(self, alias: str, values: tuple) -> "_Compiled":
         connection = connections[alias]
         probes = [value if _in_shape(value) else _probe(field, connection)
                   for field, value in zip(self.fields, values, strict=True)]
-        queryset, updates = self.build(*probes)
-        query = queryset.query.chain(UpdateQuery)
-        query.add_update_values(updates)
-        query.clear_select_clause()
-        sql, params = query.get_compiler(alias).as_sql()
+        compiler = self._compiler(alias, *probes)
+        sql, params = compiler.as_sql()
         params = list(params)
         slots = []
         for index, (field, value) in enumerate(zip(self.fields, values, strict=True)):
@@ -90,7 +85,79 @@ class PreparedUpdate:
             if not positions:
                 raise CannotPrepare(f"argument {index} ({field.name}) is not among the statement's parameters")
             slots.append((index, positions))
-        return sql, params, slots
+        width = compiler.col_count if self.reads else 0
+        columns = [column for column, _, _ in compiler.select[:width]] if self.reads else []
+        return _Compiled(sql, params, slots, width, compiler.get_converters(columns) if columns else {})
+
+    reads = False
+
+    def _compiler(self, alias: str, *probes: Any):
+        raise NotImplementedError
+
+
+class _Compiled(NamedTuple):
+    sql: str
+    params: list
+    slots: list[tuple[int, list[int]]]  # (argument, its places among the parameters)
+    width: int  # the columns a row of it has (a read)
+    converters: dict  # by column: the ORM's converters of its values (SQLite's UUIDs, dates)
+
+
+class PreparedUpdate(_Prepared):
+    """`build(*values)` returns the queryset and what to set, as for `queryset.update(**values)`."""
+
+    def __call__(self, *values: Any) -> int:
+        """Run it with these values; the number of rows it updated."""
+        return self._run(router.db_for_write(self.model), values, lambda cursor, _: cursor.rowcount)
+
+    def _compiler(self, alias: str, *probes: Any):
+        queryset, updates = self.build(*probes)
+        query = queryset.query.chain(UpdateQuery)
+        query.add_update_values(updates)
+        query.clear_select_clause()
+        return query.get_compiler(alias)
+
+
+class PreparedValues(_Prepared):
+    """`build(*values)` returns a `values_list()` queryset; a call, its rows as
+    tuples, each column converted as the ORM would (SQLite's UUIDs, dates).
+    `for_update`: the queryset locks its rows (select_for_update), so it runs
+    on the database the ORM writes to, and only inside a transaction."""
+
+    reads = True
+
+    def __init__(self, model: type[Model], build: Callable, *fields: Field, for_update: bool = False):
+        super().__init__(model, build, *fields)
+        self.for_update = for_update
+
+    def __call__(self, *values: Any) -> list[tuple]:
+        alias = router.db_for_write(self.model) if self.for_update else router.db_for_read(self.model)
+        if self.for_update and connections[alias].get_autocommit():
+            raise transaction.TransactionManagementError("a locking read runs inside a transaction")
+        return self._run(alias, values, lambda cursor, compiled: _rows(cursor.fetchall(), compiled, alias))
+
+    def _compiler(self, alias: str, *probes: Any):
+        queryset = self.build(*probes)
+        if bool(queryset.query.select_for_update) != self.for_update:
+            raise CannotPrepare("for_update says whether the queryset locks its rows")
+        return queryset.query.get_compiler(alias)
+
+
+def _rows(rows: list, compiled: "_Compiled", alias: str) -> list[tuple]:
+    if not compiled.converters:
+        return [tuple(row[:compiled.width]) for row in rows]
+    connection = connections[alias]
+    return [_converted(row[:compiled.width], compiled.converters, connection) for row in rows]
+
+
+def _converted(row, converters: dict, connection) -> tuple:
+    row = list(row)
+    for position, (functions, expression) in converters.items():
+        value = row[position]
+        for function in functions:
+            value = function(value, expression, connection)
+        row[position] = value
+    return tuple(row)
 
 
 _PROBED = object()
@@ -102,6 +169,8 @@ def _in_shape(value: Any) -> bool:
 
 def _probe(field: Field, connection) -> Any:
     """A value of the field's type, unlikely to equal any other parameter of the statement."""
+    if field.is_relation:  # a foreign key: a value of the field it points to
+        field = field.target_field
     internal = field.get_internal_type()
     token = uuid.uuid4()
     if internal == "UUIDField":

@@ -9,7 +9,7 @@ from django.db.models import Exists, OuterRef
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from assistant_engine.foundation.prepared import CannotPrepare, PreparedUpdate
+from assistant_engine.foundation.prepared import CannotPrepare, PreparedUpdate, PreparedValues
 from conversations.models import Message, Thread
 from conversations.services import thread_create
 
@@ -112,3 +112,36 @@ def test_what_it_cant_prepare_is_refused(threads):
     with pytest.raises(CannotPrepare):
         a_json_value(["mail from eve"])
     assert Thread.objects.get(id=mine.id).title != "fixed"
+
+
+# A person's threads of an organization, newest activity first: ids and dates as the ORM gives them.
+threads_of = PreparedValues(
+    Thread,
+    lambda organization_id, user_id: Thread.objects.filter(organization_id=organization_id, user_id=user_id)
+    .order_by("-last_activity_at").values_list("id", "last_activity_at", "continuous"),
+    field("organization"), field("user"),
+)
+locked_title = PreparedValues(
+    Thread, lambda thread_id: Thread.objects.select_for_update().filter(id=thread_id).values_list("title"),
+    Thread._meta.pk, for_update=True,
+)
+
+
+def test_a_prepared_read_gives_the_orms_rows(owner, colleague, threads):
+    mine, theirs = threads
+    orm = list(Thread.objects.filter(organization_id=owner.organization.id, user_id=owner.user.id)
+               .order_by("-last_activity_at").values_list("id", "last_activity_at", "continuous"))
+    assert threads_of(owner.organization.id, owner.user.id) == orm == [
+        (mine.id, mine.last_activity_at, False)]
+    assert threads_of(colleague.organization.id, colleague.user.id) == [(theirs.id, theirs.last_activity_at, False)]
+    assert threads_of(owner.organization.id, 10**6) == []
+
+
+def test_a_locking_read_says_that_it_locks(threads):
+    mine, _ = threads
+    with transaction.atomic():
+        assert locked_title(mine.id) == [(mine.title,)]
+    says_it_locks = PreparedValues(Thread, lambda thread_id: Thread.objects.filter(id=thread_id).values_list("title"),
+                                   Thread._meta.pk, for_update=True)
+    with transaction.atomic(), pytest.raises(CannotPrepare):
+        says_it_locks(mine.id)
