@@ -224,9 +224,11 @@ def run_turns(base: str, tokens: list[str], observer_url: str) -> tuple[float, d
         async with httpx.AsyncClient(base_url=base, timeout=300, limits=limits) as client:
             async def post(token: str) -> str:
                 # A burst beyond the database pool is a 503 busy with Retry-After: a client waits and
-                # tries again, as a real one does (counted: it is part of what the burst costs).
+                # tries again, as a real one does (counted: it is part of what the burst costs). On a
+                # connection of its own: a kept-alive one the server closed meanwhile fails a POST (ReadError).
                 while (response := await client.post("/api/chat", json={"message": "Tell me a long story"},
-                                                     headers={"Authorization": f"Bearer {token}"})
+                                                     headers={"Authorization": f"Bearer {token}",
+                                                              "Connection": "close"})
                        ).status_code == 503:
                     busy.append(1)
                     await asyncio.sleep(float(response.headers.get("Retry-After", "1")))
