@@ -25,6 +25,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any, NamedTuple
 
+from django.conf import settings
 from django.db import connections, router, transaction
 from django.db.models import Field, Model
 from django.db.models.sql.subqueries import UpdateQuery
@@ -175,8 +176,9 @@ def _probe(field: Field, connection) -> Any:
     token = uuid.uuid4()
     if internal == "UUIDField":
         return token
-    if internal == "DateTimeField":
-        return datetime(2001, 1, 1, tzinfo=UTC) + timedelta(microseconds=token.int % 10**12)
+    if internal == "DateTimeField":  # aware or not as the product's dates are (USE_TZ)
+        return datetime(2001, 1, 1, tzinfo=UTC if settings.USE_TZ else None) + timedelta(
+            microseconds=token.int % 10**12)
     if internal in ("CharField", "TextField"):
         return f"probe:{token.hex}"
     if internal.endswith("IntegerField") or internal in ("AutoField", "BigAutoField", "SmallAutoField"):

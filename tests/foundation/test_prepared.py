@@ -145,3 +145,14 @@ def test_a_locking_read_says_that_it_locks(threads):
                                    Thread._meta.pk, for_update=True)
     with transaction.atomic(), pytest.raises(CannotPrepare):
         says_it_locks(mine.id)
+
+
+def test_naive_dates_under_a_product_without_time_zones(threads, settings):
+    """A product with USE_TZ = False (the engine installs into others): its probes are naive too."""
+    settings.USE_TZ = False
+    stamp_only = PreparedUpdate(
+        Thread, lambda thread_id, now: (Thread.objects.filter(id=thread_id), {"last_activity_at": now}),
+        Thread._meta.pk, field("last_activity_at"))
+    naive = timezone.now().replace(tzinfo=None, microsecond=0)
+    assert stamp_only(threads[0].id, naive) == 1
+    assert Thread.objects.filter(id=threads[0].id).values_list("last_activity_at", flat=True).get() == naive
