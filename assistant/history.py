@@ -13,10 +13,11 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 from uuid import UUID
 
-from django.db.models import Exists, OuterRef
+from django.db.models import Exists, OuterRef, Value
 
 from assistant.app_events import event_tool_names, neutralize
 from assistant.history_fit import history_bytes, history_parts
+from assistant.models import Turn
 from assistant.page_context import is_page_context, is_untrusted_page_context
 from assistant.trifecta import SeenCall, Taint, context_taint, untrusted_sources
 from assistant_engine.providers.clients.base import (
@@ -123,6 +124,8 @@ class Context:
     messages: list[int] = field(default_factory=list)
     size: int = 0
     parts: int = 0  # messages, tool uses and results: what providers frame one by one
+    # Whether a Stop is requested for the turn the history was read for (load_context's stop_of); None: not read.
+    stop_requested: bool | None = None
 
     def __post_init__(self):
         self.size, self.parts = history_bytes(self.items), history_parts(self.items)
@@ -169,23 +172,27 @@ def load_files(thread_id: UUID, since_seq: int = 0) -> dict[UUID, tuple[FilePart
     return {message_id: tuple(parts) for message_id, parts in by_message.items()}
 
 
-def load_context(thread_id: UUID, *, summary: SummaryShown | None = None) -> Context:
+def load_context(thread_id: UUID, *, summary: SummaryShown | None = None, stop_of: UUID | None = None) -> Context:
     """One query for a conversation of text alone, three with tool calls and
     files, read as plain rows (building ~600 model instances per read was most
     of a turn's time). With a summary, only the messages after it: a turn
     reads as much of a 5,000-message conversation as of a 50-message one, and
-    the summary brings the marks of what it stands for."""
+    the summary brings the marks of what it stands for.
+
+    `stop_of`: a turn whose Stop flag the same query reads (Context.stop_requested),
+    so the loop's first model call is refused after a Stop accepted since its start."""
     since = summary.through_seq if summary else 0
     # Whether each message has calls or files (an index probe each): their own queries run only when one does.
+    stopped = Exists(Turn.objects.filter(id=stop_of, cancel_requested_at__isnull=False)) if stop_of else Value(False)
     rows = list(
         Message.objects.filter(thread_id=thread_id, seq__gte=since).order_by("seq")
         .annotate(has_calls=Exists(ToolCall.objects.filter(message_id=OuterRef("pk"))),
-                  has_files=Exists(Attachment.objects.filter(message_id=OuterRef("pk"))))
-        .values_list(*MESSAGE_FIELDS, "has_calls", "has_files")
+                  has_files=Exists(Attachment.objects.filter(message_id=OuterRef("pk"))), stopped=stopped)
+        .values_list(*MESSAGE_FIELDS, "has_calls", "has_files", "stopped")
     )
-    messages = [row[:-2] for row in rows]
-    calls_by_message = _load_calls(thread_id, since) if any(row[-2] for row in rows) else {}
-    files = load_files(thread_id, since) if any(row[-1] for row in rows) else {}
+    messages = [row[:-3] for row in rows]
+    calls_by_message = _load_calls(thread_id, since) if any(row[-3] for row in rows) else {}
+    files = load_files(thread_id, since) if any(row[-2] for row in rows) else {}
     items: list[HistoryItem] = [summary.item()] if summary else []
     seen: list[SeenCall] = [summary.seen] if summary else []
     starts: list[Start] = []
@@ -213,8 +220,11 @@ def load_context(thread_id: UUID, *, summary: SummaryShown | None = None) -> Con
             if sent and role in (Message.Role.USER, Message.Role.ASSISTANT):
                 counted.append(len(items))
             items.extend(sent)
-    return Context(items, context_taint(seen), next_seq, starts, summary, sources=untrusted_sources(seen),
-                   messages=counted)
+    context = Context(items, context_taint(seen), next_seq, starts, summary, sources=untrusted_sources(seen),
+                      messages=counted)
+    # None: not read (no message since the summary, or no turn asked about).
+    context.stop_requested = bool(rows[-1][-1]) if rows and stop_of else None
+    return context
 
 
 def _load_calls(thread_id: UUID, since_seq: int) -> dict[UUID, list[StoredCall]]:

@@ -110,7 +110,11 @@ class RequestPhase(TurnState):
         # so each step appends what it wrote to what the loop holds. Under
         # "summarize", from the summary in use on (it brings the marks of what it stands for).
         summary = summary_in_use(self.turn.thread) if self.history_mode == SUMMARIZE else None
-        self.context = load_context(self.turn.thread_id, summary=summary)
+        # The same query reads the Stop flag: a Stop accepted since the turn's start
+        # (its member, key and history reads) refuses the first model call.
+        self.context = load_context(self.turn.thread_id, summary=summary, stop_of=self.turn.id)
+        if self.context.stop_requested is not None:
+            self.stop_known = self.context.stop_requested
         # The guard follows what the model is about to see: every tool result
         # in the history, from this turn or any earlier one.
         self.taint = taint_union(self.taint, self.context.taint)

@@ -10,6 +10,7 @@ from django.db import connection
 from assistant.loop import run_turn
 from assistant.models import Turn
 from assistant.turn.outcome import CANCELLED_NOTICE
+from assistant.turn.request import RequestPhase
 from assistant.turn.state import TurnState
 from assistant.turns import turn_cancel
 from assistant_engine.providers.catalog import model_option
@@ -107,6 +108,24 @@ def test_a_stop_seen_before_the_first_model_call_makes_no_call(owner, acme):
     # The Stop lands just after the worker's claim: the first safe point sees it.
     Turn.objects.filter(id=turn.id).update(cancel_requested_at=turn.created_at)
     client = ScriptedClient()
+    run_turn(turn.id, client=client, clock=Clock())
+    turn.refresh_from_db()
+    assert turn.status == Turn.Status.CANCELLED and client.requests == [] and turn.cost_micros == 0
+    assert (account(acme).used_micros, account(acme).reserved_micros) == (0, 0)
+
+
+def test_a_stop_accepted_after_the_turns_start_read_makes_no_call(owner, acme, monkeypatch):
+    """The Stop lands while the worker checks the member and opens the client,
+    after it read the turn's row: the history's read carries the flag (no query more)."""
+    turn = submit(owner)
+    open_client = RequestPhase._open_client
+
+    def open_then_stopped(self):
+        open_client(self)
+        assert turn_cancel(owner.member, turn_id=turn.id).status == Turn.Status.RUNNING  # flagged
+
+    monkeypatch.setattr(RequestPhase, "_open_client", open_then_stopped)
+    client = ScriptedClient(say("Never asked."))
     run_turn(turn.id, client=client, clock=Clock())
     turn.refresh_from_db()
     assert turn.status == Turn.Status.CANCELLED and client.requests == [] and turn.cost_micros == 0
