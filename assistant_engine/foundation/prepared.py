@@ -1,13 +1,15 @@
-"""UPDATEs of the hot paths, compiled by the ORM once instead of at every run.
+"""The hot paths' UPDATEs and reads, compiled by the ORM once instead of at every run.
 
 Django compiles a queryset's SQL anew each time it runs: ~1 ms of Python for
 an UPDATE with a filter, several times what the database then takes to run it
 (SQLite: ~0.1 ms). A streaming turn writes its text every quarter second and
-a worker runs hundreds of turns, so that compilation was most of the worker's
-CPU left after the model stream itself (issue 36, `bench/turns.py`).
+a worker runs hundreds of turns; a turn's start and end read and write the
+same few rows every time (issue 36: `bench/compare.py`, `bench/turns.py`).
 
 A `PreparedUpdate` is one statement's shape: `build(*values)` returns the
-queryset and the values to set, as for `queryset.update(**values)`. The first
+queryset and the values to set, as for `queryset.update(**values)`; a
+`PreparedValues`, a `values_list()` queryset, its rows converted by the ORM's
+own converters. The first
 run on a database compiles it with the ORM, with probe values (unique, of each
 argument's field type) where the arguments go, and notes where each probe
 landed among the statement's parameters; later runs put the new values, made
