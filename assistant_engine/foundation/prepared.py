@@ -9,13 +9,13 @@ same few rows every time (issue 36: `bench/compare.py`, `bench/turns.py`).
 A `PreparedUpdate` is one statement's shape: `build(*values)` returns the
 queryset and the values to set, as for `queryset.update(**values)`; a
 `PreparedValues`, a `values_list()` queryset, its rows converted by the ORM's
-own converters. The first
-run on a database compiles it with the ORM, with probe values (unique, of each
-argument's field type) where the arguments go, and notes where each probe
-landed among the statement's parameters; later runs put the new values, made
-ready by the field as the ORM would, in those places. So the SQL is the ORM's
-own (its quoting, its dialect, its expressions) and the statement is counted
-like any other (`django_assert_num_queries`, `connection.queries`).
+own converters. The first run on a database compiles it with the ORM, with
+probe values (unique, of each argument's field type) where the arguments go,
+and notes where each probe landed among the statement's parameters; later runs
+put the new values, made ready by the field as the ORM would, in those places.
+So the SQL is the ORM's own (its quoting, its dialect, its expressions) and
+the statement is counted like any other (`django_assert_num_queries`,
+`connection.queries`).
 
 An argument that is a bool or None is part of the shape, not a probe (a bool
 can't be told from another one among the parameters; None changes the SQL):
