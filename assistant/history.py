@@ -220,11 +220,10 @@ def load_context(thread_id: UUID, *, summary: SummaryShown | None = None, stop_o
             if sent and role in (Message.Role.USER, Message.Role.ASSISTANT):
                 counted.append(len(items))
             items.extend(sent)
-    context = Context(items, context_taint(seen), next_seq, starts, summary, sources=untrusted_sources(seen),
-                      messages=counted)
-    # None: not read (no message since the summary, or no turn asked about).
-    context.stop_requested = bool(rows[-1][-1]) if rows and stop_of else None
-    return context
+    return Context(items, context_taint(seen), next_seq, starts, summary, sources=untrusted_sources(seen),
+                   messages=counted,
+                   # None: not read (no message since the summary, or no turn asked about).
+                   stop_requested=bool(rows[-1][-1]) if rows and stop_of else None)
 
 
 def _load_calls(thread_id: UUID, since_seq: int) -> dict[UUID, list[StoredCall]]:
